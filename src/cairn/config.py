@@ -1,0 +1,83 @@
+"""One typed settings object, read from the environment (``CAIRN_*``).
+
+Groups follow the subsystems: ``limits`` (input sizes), ``embedding`` (model and batching).
+Nested values use a double underscore: ``CAIRN_LIMITS__MAX_TAGS=32``.
+``DATABASE_URL`` and ``NATS_URL`` are also read without the prefix, as operators expect.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import AliasChoices, BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Limits(BaseModel):
+    """Input limits; anything above answers 413/422 and writes nothing."""
+
+    max_context_bytes: int = 256 * 1024
+    max_tags: int = 64
+    max_tag_length: int = 128
+    max_title_length: int = 512
+    max_description_length: int = 16 * 1024
+    max_body_bytes: int = 1024 * 1024
+    default_list_limit: int = 100
+    max_list_limit: int = 1000
+    max_search_nn: int = 200
+
+
+class EmbeddingSettings(BaseModel):
+    """The local MiniLM model and how requests are batched onto it."""
+
+    model_dir: Path | None = None  # default: <data_dir>/models
+    max_batch: int = 32
+    max_wait_ms: float = 2.0
+    threads: int = 2
+    max_tokens: int = 256
+    # How often the background task looks for records whose embedding failed.
+    retry_interval_s: float = 30.0
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="CAIRN_",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    data_dir: Path = Path(".cairn")
+    host: str = "127.0.0.1"
+    port: int = 8081
+    log_level: str = "INFO"
+    log_json: bool = False
+
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("CAIRN_DATABASE_URL", "DATABASE_URL")
+    )
+    nats_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("CAIRN_NATS_URL", "NATS_URL")
+    )
+    db_pool_size: int = 10
+    db_max_overflow: int = 10
+
+    default_tenant_id: str = "00000000-0000-0000-0000-000000000001"
+    default_tenant_name: str = "default"
+    default_actor: str = "anonymous"
+
+    limits: Limits = Limits()
+    embedding: EmbeddingSettings = EmbeddingSettings()
+
+    @property
+    def model_dir(self) -> Path:
+        return self.embedding.model_dir or self.data_dir / "models"
+
+    @property
+    def public_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
