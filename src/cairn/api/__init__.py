@@ -1,0 +1,1 @@
+"""The HTTP service's composition root."""

@@ -1,0 +1,96 @@
+"""The API's composition root: ``create_app`` and the lifespan that builds every resource."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+from fastapi import FastAPI
+
+from cairn.api import health
+from cairn.api.errors import install_error_handlers
+from cairn.api.middleware import BodySizeLimit, RequestMetrics
+from cairn.api.resources import Resources
+from cairn.breadcrumbs import endpoints as breadcrumbs
+from cairn.breadcrumbs.maintenance import run_embedding_retries
+from cairn.config import Settings, get_settings
+from cairn.db.engine import create_engine, create_session_factory
+from cairn.db.migrate import upgrade
+from cairn.db.tenants import ensure_tenant
+from cairn.embedding import Embedder
+from cairn.embedding.factory import load_embedder
+from cairn.events import nats_client
+
+log = logging.getLogger(__name__)
+
+ROUTERS = (health.router, breadcrumbs.router)
+
+
+def create_app(
+    settings: Settings | None = None, *, embedder: Embedder | None = None, migrate: bool = True
+) -> FastAPI:
+    """Build the app; ``embedder`` replaces the ONNX model (tests), ``migrate`` runs Alembic."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        resources = await _open(settings, embedder, migrate=migrate)
+        app.state.resources = resources
+        try:
+            yield
+        finally:
+            await _close(resources, owns_embedder=embedder is None)
+
+    app = FastAPI(
+        title="Cairn",
+        summary="Event-driven context assembly for AI agents (RCRT-compatible API)",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.limits.max_body_bytes)
+    app.add_middleware(RequestMetrics)
+    return app
+
+
+async def _open(settings: Settings, embedder: Embedder | None, *, migrate: bool) -> Resources:
+    if not settings.database_url:
+        raise RuntimeError("DATABASE_URL is not set (or use `cairn up` for embedded services)")
+    engine = create_engine(settings.database_url, settings)
+    if migrate:
+        await upgrade(engine)
+    tenant = uuid.UUID(settings.default_tenant_id)
+    await ensure_tenant(engine, tenant, settings.default_tenant_name)
+    if embedder is None:
+        embedder = await asyncio.to_thread(load_embedder, settings)
+    resources = Resources(settings, engine, create_session_factory(engine), embedder, tenant)
+    retries = run_embedding_retries(
+        resources.session_factory, embedder, settings.embedding.retry_interval_s
+    )
+    resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
+    if settings.nats_url:
+
+        def connected(client: object) -> None:
+            resources.nats = client
+
+        connecting = nats_client.connect_in_background(settings.nats_url, connected)
+        resources.background.append(asyncio.create_task(connecting, name="nats-connect"))
+    return resources
+
+
+async def _close(resources: Resources, *, owns_embedder: bool) -> None:
+    for task in resources.background:
+        task.cancel()
+    for task in resources.background:
+        with suppress(asyncio.CancelledError):
+            await task
+    if resources.nats is not None:
+        await resources.nats.close()
+    if owns_embedder:
+        await resources.embedder.aclose()
+    await resources.engine.dispose()

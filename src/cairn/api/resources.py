@@ -1,0 +1,23 @@
+"""Everything the API process holds for its lifetime, built once in the lifespan."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from cairn.config import Settings
+from cairn.embedding import Embedder
+
+
+@dataclass
+class Resources:
+    settings: Settings
+    engine: AsyncEngine
+    session_factory: async_sessionmaker[AsyncSession]
+    embedder: Embedder
+    default_tenant: uuid.UUID
+    nats: Any | None = None  # nats.aio.client.Client when NATS_URL is set
+    background: list[Any] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""Breadcrumbs: the records agents post, with their history, search and tag operations."""

@@ -1,0 +1,169 @@
+"""HTTP routes for breadcrumbs (RCRT-compatible paths). Each is one service call."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Header, Query, Response, status
+
+from cairn.api.deps import ReaderDep, WriterDep
+from cairn.breadcrumbs.queries import tag_list
+from cairn.breadcrumbs.repository import ListFilter, Row
+from cairn.breadcrumbs.schemas import (
+    BreadcrumbContextView,
+    BreadcrumbCreate,
+    BreadcrumbFull,
+    BreadcrumbListItem,
+    BreadcrumbUpdate,
+    ChangedResult,
+    CreatedResult,
+    HistoryEntry,
+    MergeBody,
+    ReviewBody,
+    SearchHit,
+    TagsBody,
+)
+from cairn.errors import BadRequest
+
+router = APIRouter(prefix="/breadcrumbs", tags=["breadcrumbs"])
+
+_IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d{1,9})"?\s*$')
+
+
+def parse_if_match(raw: str | None) -> int | None:
+    """``If-Match: 3``, ``"3"`` or ``W/"3"``; anything else is a 400, never ignored."""
+    if raw is None:
+        return None
+    match = _IF_MATCH.match(raw)
+    if match is None:
+        raise BadRequest(f"If-Match must be a version number, got {raw[:40]!r}")
+    return int(match.group(1))
+
+
+def _changed(row: Row, response: Response) -> ChangedResult:
+    response.headers["ETag"] = f'"{row["version"]}"'
+    return ChangedResult(id=row["id"], version=row["version"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_breadcrumb(
+    body: BreadcrumbCreate,
+    writer: WriterDep,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> CreatedResult:
+    return await writer.create(body, idempotency_key)
+
+
+@router.get("")
+async def list_breadcrumbs(
+    reader: ReaderDep,
+    response: Response,
+    schema_name: str | None = None,
+    tag: str | None = None,
+    any_tags: Annotated[str | None, Query(description="comma-separated")] = None,
+    all_tags: Annotated[str | None, Query(description="comma-separated")] = None,
+    limit: int | None = None,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    cursor: str | None = None,
+    include_context: bool = False,
+) -> list[BreadcrumbContextView] | list[BreadcrumbListItem]:
+    flt = ListFilter(schema_name, tag, tag_list(any_tags), tag_list(all_tags))
+    page = await reader.list(
+        flt, limit=limit, offset=offset, cursor=cursor, include_context=include_context
+    )
+    if page.next_cursor:
+        response.headers["X-Next-Cursor"] = page.next_cursor
+    return page.items  # type: ignore[return-value]
+
+
+@router.get("/search")
+async def search_breadcrumbs(
+    reader: ReaderDep,
+    q: str | None = None,
+    qvec: str | None = None,
+    nn: int = 5,
+    schema_name: str | None = None,
+    tag: str | None = None,
+    mode: Literal["vector"] = "vector",
+    include_context: bool = False,
+) -> list[SearchHit]:
+    flt = ListFilter(schema_name=schema_name, tag=tag)
+    return await reader.search(flt, q=q, qvec=qvec, nn=nn, include_context=include_context)
+
+
+@router.get("/{breadcrumb_id}")
+async def get_breadcrumb(
+    breadcrumb_id: uuid.UUID, reader: ReaderDep, response: Response
+) -> BreadcrumbContextView:
+    view = await reader.view(breadcrumb_id)
+    response.headers["ETag"] = f'"{view.version}"'
+    return view
+
+
+@router.get("/{breadcrumb_id}/full")
+async def get_breadcrumb_full(breadcrumb_id: uuid.UUID, reader: ReaderDep) -> BreadcrumbFull:
+    return await reader.full(breadcrumb_id)
+
+
+@router.get("/{breadcrumb_id}/history")
+async def get_history(
+    breadcrumb_id: uuid.UUID, reader: ReaderDep, limit: int | None = None
+) -> list[HistoryEntry]:
+    return await reader.history(breadcrumb_id, limit=limit)
+
+
+@router.patch("/{breadcrumb_id}")
+async def update_breadcrumb(
+    breadcrumb_id: uuid.UUID,
+    body: BreadcrumbUpdate,
+    writer: WriterDep,
+    response: Response,
+    if_match: Annotated[str | None, Header(alias="If-Match")] = None,
+) -> ChangedResult:
+    row = await writer.update(breadcrumb_id, body, parse_if_match(if_match))
+    return _changed(row, response)
+
+
+@router.delete("/{breadcrumb_id}")
+async def delete_breadcrumb(breadcrumb_id: uuid.UUID, writer: WriterDep) -> ChangedResult:
+    row = await writer.delete(breadcrumb_id)
+    return ChangedResult(id=row["id"], version=row["version"])
+
+
+@router.post("/{breadcrumb_id}/tags/add")
+async def add_tags(
+    breadcrumb_id: uuid.UUID, body: TagsBody, writer: WriterDep, response: Response
+) -> ChangedResult:
+    return _changed(await writer.add_tags(breadcrumb_id, body.tags), response)
+
+
+@router.post("/{breadcrumb_id}/tags/remove")
+async def remove_tags(
+    breadcrumb_id: uuid.UUID, body: TagsBody, writer: WriterDep, response: Response
+) -> ChangedResult:
+    return _changed(await writer.remove_tags(breadcrumb_id, body.tags), response)
+
+
+@router.post("/{breadcrumb_id}/context/merge")
+async def merge_context(
+    breadcrumb_id: uuid.UUID, body: MergeBody, writer: WriterDep, response: Response
+) -> ChangedResult:
+    return _changed(await writer.merge_context(breadcrumb_id, body.context), response)
+
+
+@router.post("/{breadcrumb_id}/approve")
+async def approve(
+    breadcrumb_id: uuid.UUID, writer: WriterDep, response: Response, body: ReviewBody | None = None
+) -> ChangedResult:
+    reason = body.reason if body else None
+    return _changed(await writer.review(breadcrumb_id, approve=True, reason=reason), response)
+
+
+@router.post("/{breadcrumb_id}/reject")
+async def reject(
+    breadcrumb_id: uuid.UUID, writer: WriterDep, response: Response, body: ReviewBody | None = None
+) -> ChangedResult:
+    reason = body.reason if body else None
+    return _changed(await writer.review(breadcrumb_id, approve=False, reason=reason), response)

@@ -1,0 +1,164 @@
+"""Reads: the LLM view, the full record, lists, vector search and history."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.breadcrumbs import repository
+from cairn.breadcrumbs.repository import Cursor, ListFilter, Row
+from cairn.breadcrumbs.schemas import (
+    BreadcrumbContextView,
+    BreadcrumbFull,
+    BreadcrumbListItem,
+    HistoryEntry,
+    SearchHit,
+)
+from cairn.config import Limits
+from cairn.db.models import EMBEDDING_DIM
+from cairn.embedding import Embedder
+from cairn.errors import BadRequest, InvalidInput, NotFound, Unavailable
+from cairn.principal import Principal
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    items: list[BreadcrumbListItem]
+    next_cursor: str | None
+
+
+class BreadcrumbReader:
+    def __init__(
+        self, session: AsyncSession, embedder: Embedder, limits: Limits, principal: Principal
+    ) -> None:
+        self.session = session
+        self.embedder = embedder
+        self.limits = limits
+        self.principal = principal
+
+    async def view(self, breadcrumb_id: uuid.UUID) -> BreadcrumbContextView:
+        return BreadcrumbContextView.model_validate(dict(await self._get(breadcrumb_id)))
+
+    async def full(self, breadcrumb_id: uuid.UUID) -> BreadcrumbFull:
+        row = dict(await self._get(breadcrumb_id))
+        if row["embedding"] is not None:
+            row["embedding"] = [float(x) for x in row["embedding"]]
+        return BreadcrumbFull.model_validate(row)
+
+    async def list(
+        self,
+        flt: ListFilter,
+        *,
+        limit: int | None,
+        offset: int,
+        cursor: str | None,
+        include_context: bool,
+    ) -> Page:
+        limit = self._limit(limit)
+        after = decode_cursor(cursor) if cursor else None
+        rows = await repository.list_breadcrumbs(
+            self.session, self.principal.owner_id, flt, limit=limit, offset=offset, after=after
+        )
+        model = BreadcrumbContextView if include_context else BreadcrumbListItem
+        items = [model.model_validate(dict(row)) for row in rows]
+        next_cursor = encode_cursor(rows[-1]) if len(rows) == limit else None
+        return Page(items, next_cursor)
+
+    async def search(
+        self,
+        flt: ListFilter,
+        *,
+        q: str | None,
+        qvec: str | None,
+        nn: int,
+        include_context: bool,
+    ) -> list[SearchHit]:
+        if not 1 <= nn <= self.limits.max_search_nn:
+            raise InvalidInput(f"nn must be between 1 and {self.limits.max_search_nn}")
+        vector = parse_qvec(qvec) if qvec is not None else await self._embed_query(q)
+        rows = await repository.search_vector(
+            self.session, self.principal.owner_id, vector, flt, nn=nn
+        )
+        hits = []
+        for row in rows:
+            hit = SearchHit.model_validate(dict(row))
+            hit.context = row["context"] if include_context else None
+            hits.append(hit)
+        return hits
+
+    async def history(self, breadcrumb_id: uuid.UUID, *, limit: int | None) -> list[HistoryEntry]:
+        rows = await repository.history(
+            self.session, self.principal.owner_id, breadcrumb_id, limit=self._limit(limit)
+        )
+        if not rows:
+            await self._get(breadcrumb_id)  # 404 for an unknown id rather than []
+        return [HistoryEntry.model_validate(dict(row)) for row in rows]
+
+    async def _get(self, breadcrumb_id: uuid.UUID) -> Row:
+        row = await repository.get(self.session, self.principal.owner_id, breadcrumb_id)
+        if row is None:
+            raise NotFound(f"breadcrumb {breadcrumb_id} not found")
+        return row
+
+    async def _embed_query(self, q: str | None) -> list[float]:
+        if q is None or not q.strip():
+            raise BadRequest("search needs q (text) or qvec (a vector)")
+        if "\x00" in q:
+            raise InvalidInput("q: NUL characters are not allowed")
+        try:
+            (vector,) = await self.embedder.embed([q])
+        except Exception as error:
+            raise Unavailable("the embedding model is not available") from error
+        return vector
+
+    def _limit(self, limit: int | None) -> int:
+        if limit is None:
+            return self.limits.default_list_limit
+        if not 1 <= limit <= self.limits.max_list_limit:
+            raise InvalidInput(f"limit must be between 1 and {self.limits.max_list_limit}")
+        return limit
+
+
+def parse_qvec(raw: str) -> list[float]:
+    """A query vector as RCRT sent it (comma-separated floats) or as a JSON array."""
+    text = raw.strip()
+    try:
+        values = json.loads(text) if text.startswith("[") else text.split(",")
+        vector = [float(value) for value in values]
+    except (ValueError, TypeError) as error:
+        raise InvalidInput("qvec: expected comma-separated numbers or a JSON array") from error
+    if len(vector) != EMBEDDING_DIM:
+        raise InvalidInput(f"qvec: expected {EMBEDDING_DIM} numbers, got {len(vector)}")
+    if not all(math.isfinite(value) for value in vector):
+        raise InvalidInput("qvec: numbers must be finite")
+    if not any(vector):
+        raise InvalidInput("qvec: the zero vector has no direction")
+    return vector
+
+
+def encode_cursor(row: Row) -> str:
+    raw = f"{row['updated_at'].isoformat()}|{row['id']}"
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def decode_cursor(cursor: str) -> Cursor:
+    try:
+        stamp, ident = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
+        return Cursor(datetime.fromisoformat(stamp), uuid.UUID(ident))
+    except (ValueError, binascii.Error, UnicodeDecodeError) as error:
+        raise InvalidInput("cursor: not a cursor this server issued") from error
+
+
+def tag_list(raw: str | None) -> Sequence[str]:
+    """``any_tags=a,b`` (comma-separated), as query parameters carry them."""
+    if not raw:
+        return ()
+    return tuple(tag.strip() for tag in raw.split(",") if tag.strip())

@@ -1,0 +1,250 @@
+"""Every breadcrumb query. All of them are scoped by ``owner_id``."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.db.models import breadcrumb_history, breadcrumbs, idempotency_keys
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilter:
+    schema_name: str | None = None
+    tag: str | None = None
+    any_tags: Sequence[str] = ()
+    all_tags: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    updated_at: datetime
+    id: uuid.UUID
+
+
+def _live() -> ColumnElement[bool]:
+    return or_(breadcrumbs.c.ttl.is_(None), breadcrumbs.c.ttl > func.now())
+
+
+def _filters(owner_id: uuid.UUID, flt: ListFilter) -> list[ColumnElement[bool]]:
+    clauses = [breadcrumbs.c.owner_id == owner_id, _live()]
+    if flt.schema_name is not None:
+        clauses.append(breadcrumbs.c.schema_name == flt.schema_name)
+    if flt.tag is not None:
+        clauses.append(breadcrumbs.c.tags.contains([flt.tag]))
+    if flt.any_tags:
+        clauses.append(breadcrumbs.c.tags.overlap(list(flt.any_tags)))
+    if flt.all_tags:
+        clauses.append(breadcrumbs.c.tags.contains(list(flt.all_tags)))
+    return clauses
+
+
+async def insert_breadcrumb(session: AsyncSession, values: dict[str, Any]) -> Row:
+    result = await session.execute(insert(breadcrumbs).values(**values).returning(breadcrumbs))
+    return result.mappings().one()
+
+
+async def get(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    breadcrumb_id: uuid.UUID,
+    *,
+    for_update: bool = False,
+) -> Row | None:
+    query = select(breadcrumbs).where(
+        breadcrumbs.c.id == breadcrumb_id, breadcrumbs.c.owner_id == owner_id, _live()
+    )
+    if for_update:
+        query = query.with_for_update()
+    return (await session.execute(query)).mappings().one_or_none()
+
+
+async def update_if_version(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    breadcrumb_id: uuid.UUID,
+    expected_version: int,
+    values: dict[str, Any],
+) -> Row | None:
+    """Compare-and-set in one statement: None when the version moved on (or the row is gone)."""
+    statement = (
+        update(breadcrumbs)
+        .where(
+            breadcrumbs.c.id == breadcrumb_id,
+            breadcrumbs.c.owner_id == owner_id,
+            breadcrumbs.c.version == expected_version,
+        )
+        .values(**values, version=breadcrumbs.c.version + 1, updated_at=func.now())
+        .returning(breadcrumbs)
+    )
+    return (await session.execute(statement)).mappings().one_or_none()
+
+
+async def delete_breadcrumb(
+    session: AsyncSession, owner_id: uuid.UUID, breadcrumb_id: uuid.UUID
+) -> Row | None:
+    statement = (
+        delete(breadcrumbs)
+        .where(breadcrumbs.c.id == breadcrumb_id, breadcrumbs.c.owner_id == owner_id)
+        .returning(breadcrumbs)
+    )
+    return (await session.execute(statement)).mappings().one_or_none()
+
+
+async def list_breadcrumbs(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    flt: ListFilter,
+    *,
+    limit: int,
+    offset: int = 0,
+    after: Cursor | None = None,
+) -> Sequence[Row]:
+    clauses = _filters(owner_id, flt)
+    if after is not None:
+        clauses.append(
+            or_(
+                breadcrumbs.c.updated_at < after.updated_at,
+                and_(breadcrumbs.c.updated_at == after.updated_at, breadcrumbs.c.id < after.id),
+            )
+        )
+    query = (
+        select(breadcrumbs.c[_LIST_COLUMNS])
+        .where(*clauses)
+        .order_by(breadcrumbs.c.updated_at.desc(), breadcrumbs.c.id.desc())
+        .limit(limit)
+        .offset(offset)
+    )
+    return (await session.execute(query)).mappings().all()
+
+
+_LIST_COLUMNS = (
+    "id", "title", "tags", "schema_name", "version", "updated_at", "created_at",
+    "description", "semantic_version", "context", "llm_hints",
+)  # fmt: skip
+
+
+async def search_vector(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    query_vector: Sequence[float],
+    flt: ListFilter,
+    *,
+    nn: int,
+) -> Sequence[Row]:
+    """Nearest neighbours by cosine distance, with a ``score`` column (cosine similarity).
+
+    Unfiltered queries use the HNSW index. pgvector filters *after* the HNSW scan, which
+    silently returns fewer rows than asked when a filter is selective, so filtered queries
+    rank the filtered subset exactly instead.
+    """
+    distance = breadcrumbs.c.embedding.cosine_distance(list(query_vector))
+    clauses = [*_filters(owner_id, flt), breadcrumbs.c.embedding.is_not(None)]
+    columns = [*breadcrumbs.c[_LIST_COLUMNS], (1 - distance).label("score")]
+    filtered = flt != ListFilter()
+    if filtered:
+        candidates = select(*columns, distance.label("distance")).where(*clauses).cte()
+        candidates = candidates.prefix_with("MATERIALIZED")
+        query = select(candidates).order_by(candidates.c.distance, candidates.c.id).limit(nn)
+    else:
+        ef_search = max(40, 2 * nn)
+        await session.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search:d}"))
+        query = select(*columns).where(*clauses).order_by(distance).limit(nn)
+    return (await session.execute(query)).mappings().all()
+
+
+async def insert_history(session: AsyncSession, row: Row, *, change: str) -> None:
+    await session.execute(
+        insert(breadcrumb_history).values(
+            breadcrumb_id=row["id"],
+            owner_id=row["owner_id"],
+            version=row["version"],
+            title=row["title"],
+            tags=row["tags"],
+            context=row["context"],
+            checksum=row["checksum"],
+            change=change,
+            updated_at=row["updated_at"],
+            updated_by=row["updated_by"],
+        )
+    )
+
+
+async def history(
+    session: AsyncSession, owner_id: uuid.UUID, breadcrumb_id: uuid.UUID, *, limit: int
+) -> Sequence[Row]:
+    query = (
+        select(breadcrumb_history)
+        .where(
+            breadcrumb_history.c.breadcrumb_id == breadcrumb_id,
+            breadcrumb_history.c.owner_id == owner_id,
+        )
+        .order_by(breadcrumb_history.c.version.desc())
+        .limit(limit)
+    )
+    return (await session.execute(query)).mappings().all()
+
+
+async def find_idempotency_key(session: AsyncSession, owner_id: uuid.UUID, key: str) -> Row | None:
+    query = select(idempotency_keys).where(
+        idempotency_keys.c.owner_id == owner_id, idempotency_keys.c.key == key
+    )
+    return (await session.execute(query)).mappings().one_or_none()
+
+
+async def claim_idempotency_key(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    key: str,
+    *,
+    breadcrumb_id: uuid.UUID,
+    request_hash: str,
+    response: dict[str, Any],
+) -> bool:
+    """Record the key; False when another request holds it (waits for that one to commit)."""
+    statement = (
+        pg_insert(idempotency_keys)
+        .values(
+            owner_id=owner_id,
+            key=key,
+            breadcrumb_id=breadcrumb_id,
+            request_hash=request_hash,
+            response=response,
+        )
+        .on_conflict_do_nothing()
+        .returning(idempotency_keys.c.key)
+    )
+    return (await session.execute(statement)).first() is not None
+
+
+async def unembedded(session: AsyncSession, *, limit: int) -> Sequence[Row]:
+    """Records whose embedding failed, oldest first (all tenants: a maintenance query)."""
+    query = (
+        select(breadcrumbs.c.id, breadcrumbs.c.llm_text)
+        .where(breadcrumbs.c.embedding.is_(None), breadcrumbs.c.llm_text.is_not(None))
+        .order_by(breadcrumbs.c.updated_at)
+        .limit(limit)
+    )
+    return (await session.execute(query)).mappings().all()
+
+
+async def store_embedding(
+    session: AsyncSession, breadcrumb_id: uuid.UUID, llm_text: str, embedding: Sequence[float]
+) -> bool:
+    """Fill in a late embedding, unless the text changed meanwhile (not a user change)."""
+    statement = (
+        update(breadcrumbs)
+        .where(breadcrumbs.c.id == breadcrumb_id, breadcrumbs.c.llm_text == llm_text)
+        .values(embedding=list(embedding))
+    )
+    result = await session.execute(statement)
+    return bool(getattr(result, "rowcount", 0))

@@ -1,0 +1,130 @@
+"""Request and response bodies of the breadcrumb API (RCRT-compatible field names)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Visibility(StrEnum):
+    public = "public"
+    team = "team"
+    private = "private"
+
+
+class Sensitivity(StrEnum):
+    low = "low"
+    pii = "pii"
+    secret = "secret"
+
+
+SCHEMA_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/\-]{0,127}$"
+
+
+class BreadcrumbCreate(BaseModel):
+    # Unknown fields are ignored, as RCRT did: old clients send extra keys.
+    model_config = ConfigDict(extra="ignore")
+
+    schema_name: str | None = Field(default=None, pattern=SCHEMA_NAME_PATTERN)
+    title: str = Field(min_length=1)
+    description: str | None = None
+    semantic_version: str | None = Field(default=None, max_length=64)
+    tags: list[str] = Field(default_factory=list)
+    context: dict[str, Any]
+    llm_hints: dict[str, Any] | None = None
+    visibility: Visibility = Visibility.team
+    sensitivity: Sensitivity = Sensitivity.low
+    ttl: datetime | None = None
+
+
+class BreadcrumbUpdate(BaseModel):
+    """A partial update: absent fields keep their value; nullable ones may be cleared."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    schema_name: str | None = Field(default=None, pattern=SCHEMA_NAME_PATTERN)
+    title: str | None = Field(default=None, min_length=1)
+    description: str | None = None
+    semantic_version: str | None = Field(default=None, max_length=64)
+    tags: list[str] | None = None
+    context: dict[str, Any] | None = None
+    llm_hints: dict[str, Any] | None = None
+    visibility: Visibility | None = None
+    sensitivity: Sensitivity | None = None
+    ttl: datetime | None = None
+
+
+class TagsBody(BaseModel):
+    tags: list[str]
+
+
+class MergeBody(BaseModel):
+    context: dict[str, Any]
+
+
+class ReviewBody(BaseModel):
+    reason: str | None = Field(default=None, max_length=4096)
+
+
+class CreatedResult(BaseModel):
+    id: UUID
+    version: int
+
+
+class ChangedResult(BaseModel):
+    ok: bool = True
+    id: UUID
+    version: int
+
+
+class BreadcrumbListItem(BaseModel):
+    id: UUID
+    title: str
+    tags: list[str]
+    schema_name: str | None
+    version: int
+    updated_at: datetime
+
+
+class BreadcrumbContextView(BreadcrumbListItem):
+    """What an LLM should see: the context (with hints applied, once transforms exist)."""
+
+    description: str | None
+    semantic_version: str | None
+    context: dict[str, Any]
+    llm_hints: dict[str, Any] | None
+    created_at: datetime
+
+
+class SearchHit(BreadcrumbListItem):
+    score: float = Field(description="cosine similarity to the query, 1 is identical")
+    context: dict[str, Any] | None = None
+
+
+class BreadcrumbFull(BreadcrumbContextView):
+    owner_id: UUID
+    visibility: Visibility
+    sensitivity: Sensitivity
+    checksum: str
+    size_bytes: int
+    ttl: datetime | None
+    created_by: str | None
+    updated_by: str | None
+    llm_text: str | None
+    embedding: list[float] | None
+    entity_keywords: list[str]
+
+
+class HistoryEntry(BaseModel):
+    version: int
+    title: str
+    tags: list[str]
+    context: dict[str, Any]
+    checksum: str
+    change: str
+    updated_at: datetime
+    updated_by: str | None

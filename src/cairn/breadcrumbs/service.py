@@ -1,0 +1,247 @@
+"""Writes: create, update, delete and the tag/merge operations.
+
+Every change bumps ``version`` with a compare-and-set, writes a history row and an outbox
+event in the caller's transaction, and keeps ``llm_text``, the embedding and the keyword
+pointers in step with the content.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.breadcrumbs import ops, repository
+from cairn.breadcrumbs.repository import Row
+from cairn.breadcrumbs.schemas import BreadcrumbCreate, BreadcrumbUpdate, CreatedResult
+from cairn.breadcrumbs.text import build_llm_text
+from cairn.breadcrumbs.validation import (
+    canonical_json,
+    check_context,
+    check_description,
+    check_hints,
+    check_tags,
+    check_text,
+    check_title,
+    checksum,
+)
+from cairn.config import Limits
+from cairn.embedding import Embedder, entity_keywords
+from cairn.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from cairn.events import outbox
+from cairn.events.payloads import ChangeKind, change_event
+from cairn.principal import Principal
+
+log = logging.getLogger(__name__)
+
+MAX_CAS_ATTEMPTS = 5
+MAX_IDEMPOTENCY_KEY_LENGTH = 255
+EMBED_TIMEOUT_S = 10.0
+TEXT_FIELDS = ("title", "description", "context")
+
+Change = Callable[[Row], dict[str, Any]]
+
+
+class BreadcrumbWriter:
+    def __init__(
+        self, session: AsyncSession, embedder: Embedder, limits: Limits, principal: Principal
+    ) -> None:
+        self.session = session
+        self.embedder = embedder
+        self.limits = limits
+        self.principal = principal
+
+    async def create(self, body: BreadcrumbCreate, idempotency_key: str | None) -> CreatedResult:
+        values = self._validated(body.model_dump(exclude_unset=False))
+        request_hash = checksum(canonical_json(body.model_dump(mode="json")))
+        if idempotency_key is not None:
+            _check_idempotency_key(idempotency_key)
+            replay = await self._replay(idempotency_key, request_hash)
+            if replay is not None:
+                return replay
+        values |= await self._derived(values, tags=values["tags"])
+        new_id = uuid.uuid4()
+        result = CreatedResult(id=new_id, version=1)
+        if idempotency_key is not None:
+            claimed = await repository.claim_idempotency_key(
+                self.session,
+                self.principal.owner_id,
+                idempotency_key,
+                breadcrumb_id=new_id,
+                request_hash=request_hash,
+                response=result.model_dump(mode="json"),
+            )
+            if not claimed:  # a concurrent request with the same key committed first
+                replay = await self._replay(idempotency_key, request_hash)
+                assert replay is not None
+                return replay
+        actor = self.principal.actor
+        row = await repository.insert_breadcrumb(
+            self.session,
+            {**values, "id": new_id, "owner_id": self.principal.owner_id}
+            | {"created_by": actor, "updated_by": actor},
+        )
+        await self._record(row, ChangeKind.created, change="create")
+        return result
+
+    async def update(self, breadcrumb_id: uuid.UUID, body: BreadcrumbUpdate, if_match: int | None) -> Row:
+        patch = body.model_dump(exclude_unset=True)
+        for field in ("title", "context", "tags", "visibility", "sensitivity"):
+            if field in patch and patch[field] is None:
+                raise InvalidInput(f"{field}: may not be null")
+        validated = self._validated(patch)
+        return await self.mutate(breadcrumb_id, lambda _: dict(validated), "update", if_match)
+
+    async def delete(self, breadcrumb_id: uuid.UUID) -> Row:
+        row = await repository.delete_breadcrumb(self.session, self.principal.owner_id, breadcrumb_id)
+        if row is None:
+            raise NotFound(f"breadcrumb {breadcrumb_id} not found")
+        deleted = dict(row) | {"updated_at": datetime.now(UTC), "updated_by": self.principal.actor}
+        await outbox.enqueue(self.session, change_event(ChangeKind.deleted, deleted, change="delete"))
+        return row
+
+    async def add_tags(self, breadcrumb_id: uuid.UUID, tags: list[str]) -> Row:
+        new = check_tags(tags, self.limits)
+        return await self.mutate(
+            breadcrumb_id, lambda row: {"tags": ops.add_tags(row["tags"], new)}, "tags.add"
+        )
+
+    async def remove_tags(self, breadcrumb_id: uuid.UUID, tags: list[str]) -> Row:
+        gone = check_tags(tags, self.limits)
+        return await self.mutate(
+            breadcrumb_id, lambda row: {"tags": ops.remove_tags(row["tags"], gone)}, "tags.remove"
+        )
+
+    async def merge_context(self, breadcrumb_id: uuid.UUID, context: dict[str, Any]) -> Row:
+        def merged(row: Row) -> dict[str, Any]:
+            return self._validated({"context": ops.deep_merge(row["context"], context)})
+
+        return await self.mutate(breadcrumb_id, merged, "context.merge")
+
+    async def review(self, breadcrumb_id: uuid.UUID, *, approve: bool, reason: str | None) -> Row:
+        retag = ops.approve_tags if approve else ops.reject_tags
+        change = "approve" if approve else "reject"
+        if reason is not None:
+            check_text(reason, "reason")
+        return await self.mutate(
+            breadcrumb_id, lambda row: {"tags": retag(row["tags"])}, change, reason=reason
+        )
+
+    async def mutate(
+        self,
+        breadcrumb_id: uuid.UUID,
+        change: Change,
+        change_name: str,
+        if_match: int | None = None,
+        *,
+        reason: str | None = None,
+    ) -> Row:
+        """Apply ``change`` to the current row with a compare-and-set on its version.
+
+        With ``If-Match`` a moved version is a 412. Without it the row is locked while the
+        change is computed, so concurrent tag operations queue instead of losing each
+        other's work.
+        """
+        for _ in range(MAX_CAS_ATTEMPTS):
+            current = await self._current(breadcrumb_id, lock=if_match is None)
+            if if_match is not None and current["version"] != if_match:
+                raise PreconditionFailed(
+                    f"version is {current['version']}, If-Match asked for {if_match}"
+                )
+            values = change(current)
+            values |= await self._derived(values, tags=values.get("tags"), current=current)
+            values["updated_by"] = self.principal.actor
+            row = await repository.update_if_version(
+                self.session, self.principal.owner_id, breadcrumb_id, current["version"], values
+            )
+            if row is not None:
+                await self._record(row, ChangeKind.updated, change=change_name, reason=reason)
+                return row
+            if if_match is not None:
+                raise PreconditionFailed(f"version {if_match} was changed concurrently")
+        raise Conflict("the record kept changing concurrently; retry the request")
+
+    def _validated(self, values: dict[str, Any]) -> dict[str, Any]:
+        """Check limits on whichever fields are present; returns the columns to write."""
+        out = dict(values)
+        if "title" in out:
+            check_title(out["title"], self.limits)
+        if "description" in out:
+            check_description(out["description"], self.limits)
+        if "tags" in out:
+            out["tags"] = check_tags(out["tags"], self.limits)
+        if "context" in out:
+            payload = check_context(out["context"], self.limits)
+            out["checksum"] = checksum(payload)
+            out["size_bytes"] = len(payload)
+        if "llm_hints" in out:
+            check_hints(out["llm_hints"], self.limits)
+        for field in ("semantic_version",):
+            if out.get(field) is not None:
+                check_text(out[field], field)
+        for field in ("visibility", "sensitivity"):
+            if out.get(field) is not None:
+                out[field] = str(out[field].value)
+        if out.get("ttl") is not None and out["ttl"].tzinfo is None:
+            out["ttl"] = out["ttl"].replace(tzinfo=UTC)
+        return out
+
+    async def _derived(
+        self, values: dict[str, Any], *, tags: list[str] | None, current: Row | None = None
+    ) -> dict[str, Any]:
+        """``llm_text``, embedding and keyword pointers for the changed content."""
+        merged: Mapping[str, Any] = {**(current or {}), **values}
+        text_changed = current is None or any(field in values for field in TEXT_FIELDS)
+        if not text_changed and tags is None:
+            return {}
+        llm_text = build_llm_text(merged["title"], merged.get("description"), merged["context"])
+        out: dict[str, Any] = {"entity_keywords": entity_keywords(merged["tags"], llm_text)}
+        if current is None or llm_text != current["llm_text"]:
+            out["llm_text"] = llm_text
+            out["embedding"] = await self._embed(llm_text)
+        return out
+
+    async def _embed(self, text: str) -> list[float] | None:
+        try:
+            async with asyncio.timeout(EMBED_TIMEOUT_S):
+                (vector,) = await self.embedder.embed([text])
+            return vector
+        except Exception:  # the write goes on; the maintenance task embeds it later
+            log.warning("embedding failed; stored without one, will retry", exc_info=True)
+            return None
+
+    async def _current(self, breadcrumb_id: uuid.UUID, *, lock: bool = False) -> Row:
+        row = await repository.get(
+            self.session, self.principal.owner_id, breadcrumb_id, for_update=lock
+        )
+        if row is None:
+            raise NotFound(f"breadcrumb {breadcrumb_id} not found")
+        return row
+
+    async def _record(
+        self, row: Row, kind: ChangeKind, *, change: str, reason: str | None = None
+    ) -> None:
+        await repository.insert_history(self.session, row, change=change)
+        event = change_event(kind, row, change=change)
+        if reason is not None:
+            event.payload["reason"] = reason
+        await outbox.enqueue(self.session, event)
+
+    async def _replay(self, key: str, request_hash: str) -> CreatedResult | None:
+        found = await repository.find_idempotency_key(self.session, self.principal.owner_id, key)
+        if found is None:
+            return None
+        if found["request_hash"] != request_hash:
+            raise Conflict(f"Idempotency-Key '{key}' was used with a different request body")
+        return CreatedResult.model_validate(found["response"])
+
+
+def _check_idempotency_key(key: str) -> None:
+    if not key.strip() or len(key) > MAX_IDEMPOTENCY_KEY_LENGTH:
+        raise InvalidInput(f"Idempotency-Key must be 1–{MAX_IDEMPOTENCY_KEY_LENGTH} characters")
+    check_text(key, "Idempotency-Key")

@@ -1,0 +1,1 @@
+"""Database access: table definitions, engine and session handling."""

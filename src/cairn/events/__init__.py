@@ -1,0 +1,1 @@
+"""Change events: subjects, payloads and the transactional outbox."""

@@ -1,0 +1,36 @@
+"""Health, readiness, metrics and the OpenAPI docs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from tests.factories import breadcrumb
+
+
+async def test_health(client: httpx.AsyncClient) -> None:
+    response = await client.get("/health")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+async def test_ready_checks_database_and_nats(client: httpx.AsyncClient) -> None:
+    for _ in range(50):  # the NATS connection is made in the background at start
+        response = await client.get("/ready")
+        if response.status_code == 200:
+            break
+        await asyncio.sleep(0.1)
+    assert response.json() == {"status": "ready", "checks": {"database": "ok", "nats": "ok"}}
+
+
+async def test_metrics_count_requests_by_route(client: httpx.AsyncClient) -> None:
+    await client.post("/breadcrumbs", json=breadcrumb())
+    text = (await client.get("/metrics")).text
+    assert 'cairn_http_requests_total{method="POST",route="/breadcrumbs",status="201"}' in text
+    assert "cairn_http_request_duration_seconds_bucket" in text
+
+
+async def test_docs_and_openapi(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/docs")).status_code == 200
+    paths = (await client.get("/openapi.json")).json()["paths"]
+    assert "/breadcrumbs/{breadcrumb_id}/context/merge" in paths

@@ -1,0 +1,84 @@
+"""The test session's real services: one PostgreSQL+pgvector and one NATS JetStream, started
+from the PyPI packages in a temporary directory, and one app (with the real ONNX embedder)
+served in-process over httpx."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from cairn.api.app import create_app
+from cairn.config import EmbeddingSettings, Settings
+from cairn.runtime import EmbeddedNats, EmbeddedPostgres
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Services:
+    postgres: EmbeddedPostgres
+    nats: EmbeddedNats
+
+
+@pytest.fixture(scope="session")
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
+    root = tmp_path_factory.mktemp("services")
+    postgres = EmbeddedPostgres(root / "postgres", fast=True)
+    nats = EmbeddedNats(root / "nats")
+    postgres.start()
+    nats.start()
+    try:
+        yield Services(postgres, nats)
+    finally:
+        nats.stop()
+        postgres.stop()
+
+
+@pytest.fixture(scope="session")
+def model_dir() -> Path:
+    """The model `make install` built; built here on first use otherwise."""
+    return Path(os.environ.get("CAIRN_TEST_MODEL_DIR", REPO / ".cairn" / "models"))
+
+
+@pytest.fixture(scope="session")
+def settings(services: Services, model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
+        data_dir=tmp_path_factory.mktemp("data"),
+        database_url=services.postgres.url,
+        nats_url=services.nats.url,
+        embedding=EmbeddingSettings(model_dir=model_dir, retry_interval_s=3600),
+    )
+
+
+@pytest.fixture(scope="session")
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://cairn.test") as http:
+        yield http
+
+
+@pytest.fixture
+def marker() -> str:
+    """A tag unique to one test, so tests sharing the database never see each other's rows."""
+    return f"test:{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def db(app: FastAPI) -> Any:
+    """The app's engine, for checks that look at the tables directly."""
+    return app.state.resources.engine
