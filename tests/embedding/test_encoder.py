@@ -1,0 +1,106 @@
+"""The ONNX MiniLM matches sentence-transformers on the reference fixture."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.fixtures_path import FIXTURES
+
+from cairn.embedding import EMBEDDING_DIM, MODEL_FILE, TOKENIZER_FILE, OnnxEncoder, ensure_model
+
+REFERENCE = json.loads((FIXTURES / "minilm_reference.json").read_text(encoding="utf-8"))
+CASES: list[dict[str, Any]] = REFERENCE["cases"]
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ensure_model(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="session")
+def encoder(model_dir: Path) -> OnnxEncoder:
+    return OnnxEncoder(model_dir, threads=2, max_tokens=256)
+
+
+def _case_id(case: dict[str, Any]) -> str:
+    return case["text"][:30] or "<empty>"
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_token_ids_match_sentence_transformers(encoder: OnnxEncoder, case: dict[str, Any]) -> None:
+    assert encoder.token_ids([case["text"]]) == [case["token_ids"]]
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_vector_matches_sentence_transformers(encoder: OnnxEncoder, case: dict[str, Any]) -> None:
+    (vector,) = encoder.encode([case["text"]])
+    reference = np.asarray(case["embedding"], dtype=np.float64)
+    cosine = float(vector @ reference) / float(np.linalg.norm(reference))
+    assert cosine >= 0.9999
+
+
+def test_reference_includes_a_text_truncated_at_max_tokens(encoder: OnnxEncoder) -> None:
+    lengths = [len(ids) for ids in encoder.token_ids([c["text"] for c in CASES])]
+    assert max(lengths) == 256
+
+
+def test_vectors_are_unit_length_float32(encoder: OnnxEncoder) -> None:
+    vectors = encoder.encode([c["text"] for c in CASES])
+    assert vectors.shape == (len(CASES), EMBEDDING_DIM)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_batch_of_mixed_lengths_equals_one_by_one(encoder: OnnxEncoder) -> None:
+    texts = [c["text"] for c in CASES]  # 2 to 256 tokens: heavy padding in one batch
+    batched = encoder.encode(texts)
+    single = np.vstack([encoder.encode([t]) for t in texts])
+    np.testing.assert_allclose(batched, single, atol=1e-5)
+
+
+def test_empty_input_gives_empty_matrix(encoder: OnnxEncoder) -> None:
+    assert encoder.encode([]).shape == (0, EMBEDDING_DIM)
+    assert encoder.token_ids([]) == []
+
+
+def test_max_tokens_is_configurable(model_dir: Path) -> None:
+    short = OnnxEncoder(model_dir, max_tokens=16)
+    (ids,) = short.token_ids(["word " * 100])
+    assert len(ids) == 16
+    assert ids[0] == 101 and ids[-1] == 102  # [CLS] ... [SEP] survive truncation
+
+
+def test_max_tokens_beyond_position_table_is_rejected(model_dir: Path) -> None:
+    with pytest.raises(ValueError, match="max_tokens"):
+        OnnxEncoder(model_dir, max_tokens=513)
+
+
+def test_ensure_model_reuses_existing_files(model_dir: Path) -> None:
+    before = (model_dir / MODEL_FILE).stat().st_mtime_ns
+    assert ensure_model(model_dir) == model_dir
+    assert (model_dir / MODEL_FILE).stat().st_mtime_ns == before
+
+
+def test_concurrent_ensure_model_leaves_complete_files(tmp_path: Path) -> None:
+    errors: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            ensure_model(tmp_path)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([MODEL_FILE, TOKENIZER_FILE])
+    (vector,) = OnnxEncoder(tmp_path).encode([CASES[0]["text"]])
+    assert float(vector @ np.asarray(CASES[0]["embedding"])) > 0.9999
