@@ -5,6 +5,8 @@ served in-process over httpx."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -29,8 +31,10 @@ class Services:
 
 
 @pytest.fixture(scope="session")
-def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
-    root = tmp_path_factory.mktemp("services")
+def services() -> Iterator[Services]:
+    # Not under pytest's tmp_path: pytest makes that 0700 at session start, and PostgreSQL
+    # runs as the unprivileged `pgserver` user when the tests run as root.
+    root = Path(tempfile.mkdtemp(prefix="cairn-test-"))
     postgres = EmbeddedPostgres(root / "postgres", fast=True)
     nats = EmbeddedNats(root / "nats")
     postgres.start()
@@ -40,6 +44,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
     finally:
         nats.stop()
         postgres.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 logger = logging.getLogger(__name__)
 
-MODEL_FILE = "all-MiniLM-L6-v2.onnx"
+# The graph's version is in the file name: changing how the graph is built must bump it, so
+# a model built by an older release is rebuilt instead of silently reused.
+GRAPH_VERSION = 1
+MODEL_FILE = f"all-MiniLM-L6-v2.g{GRAPH_VERSION}.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 OPSET = 17
 

@@ -1,0 +1,120 @@
+"""POST /breadcrumbs latency and embedding throughput under concurrent clients.
+
+Starts `cairn up` in a fresh data directory (embedded PostgreSQL and NATS), waits for its
+ready line, then has CLIENTS concurrent clients post REQUESTS breadcrumbs with realistic,
+distinct texts (every one needs its own embedding). Prints and writes a JSON report.
+
+    .venv/bin/python benchmarks/ingest.py --clients 20 --requests 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+WORDS = (
+    "deploy staging database migration invoice customer order shipment refund agent tool "
+    "search context budget token session message reply error retry timeout cache index "
+    "vector keyword schema template render queue worker stream event subscriber webhook"
+).split()
+
+
+def body(i: int, rng: random.Random) -> dict[str, object]:
+    sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(12, 40)))
+    return {
+        "schema_name": "user.message.v1",
+        "title": f"Message {i}",
+        "tags": ["bench", f"session:s{i % 50}"],
+        "context": {"role": "user", "content": sentence, "turn": i},
+    }
+
+
+def start_server(data_dir: Path, port: int) -> subprocess.Popen[str]:
+    env = os.environ | {"CAIRN_LOG_LEVEL": "WARNING"}
+    command = [str(REPO / ".venv/bin/cairn"), "up", "--data-dir", str(data_dir), "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line.startswith("Cairn ready"):
+            return process
+        if process.poll() is not None:
+            break
+    process.kill()
+    raise SystemExit("cairn up did not become ready")
+
+
+async def load(url: str, clients: int, requests: int) -> dict[str, object]:
+    rng = random.Random(7)
+    bodies = [body(i, rng) for i in range(requests)]
+    latencies: list[float] = []
+    queue: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+    for item in bodies:
+        queue.put_nowait(item)
+
+    async def client_loop(http: httpx.AsyncClient) -> None:
+        while not queue.empty():
+            payload = queue.get_nowait()
+            started = time.perf_counter()
+            response = await http.post("/breadcrumbs", json=payload)
+            latencies.append(time.perf_counter() - started)
+            response.raise_for_status()
+
+    limits = httpx.Limits(max_connections=clients)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as http:
+        for warm in bodies[:20]:  # warm the model and the pool; not measured
+            await http.post("/breadcrumbs", json=warm | {"title": "warm-up"})
+        started = time.perf_counter()
+        await asyncio.gather(*(client_loop(http) for _ in range(clients)))
+        elapsed = time.perf_counter() - started
+    latencies.sort()
+
+    def pct(p: float) -> float:
+        return round(latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000, 2)
+
+    return {
+        "clients": clients,
+        "requests": requests,
+        "seconds": round(elapsed, 2),
+        "posts_per_s": round(requests / elapsed, 1),
+        "embeddings_per_s": round(requests / elapsed, 1),
+        "latency_ms": {"p50": pct(0.50), "p95": pct(0.95), "p99": pct(0.99), "max": pct(1.0)},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--port", type=int, default=8391)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/ingest.json")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="cairn-bench-") as data_dir:
+        server = start_server(Path(data_dir), args.port)
+        try:
+            url = f"http://127.0.0.1:{args.port}"
+            report = asyncio.run(load(url, args.clients, args.requests))
+        finally:
+            server.send_signal(signal.SIGINT)
+            server.wait(timeout=30)
+    report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
