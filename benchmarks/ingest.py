@@ -24,11 +24,42 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-WORDS = (
-    "deploy staging database migration invoice customer order shipment refund agent tool "
-    "search context budget token session message reply error retry timeout cache index "
-    "vector keyword schema template render queue worker stream event subscriber webhook"
-).split()
+WORDS = [
+    "deploy",
+    "staging",
+    "database",
+    "migration",
+    "invoice",
+    "customer",
+    "order",
+    "shipment",
+    "refund",
+    "agent",
+    "tool",
+    "search",
+    "context",
+    "budget",
+    "token",
+    "session",
+    "message",
+    "reply",
+    "error",
+    "retry",
+    "timeout",
+    "cache",
+    "index",
+    "vector",
+    "keyword",
+    "schema",
+    "template",
+    "render",
+    "queue",
+    "worker",
+    "stream",
+    "event",
+    "subscriber",
+    "webhook",
+]
 
 
 def body(i: int, rng: random.Random) -> dict[str, object]:
@@ -43,7 +74,14 @@ def body(i: int, rng: random.Random) -> dict[str, object]:
 
 def start_server(data_dir: Path, port: int) -> subprocess.Popen[str]:
     env = os.environ | {"CAIRN_LOG_LEVEL": "WARNING"}
-    command = [str(REPO / ".venv/bin/cairn"), "up", "--data-dir", str(data_dir), "--port", str(port)]
+    command = [
+        str(REPO / ".venv/bin/cairn"),
+        "up",
+        "--data-dir",
+        str(data_dir),
+        "--port",
+        str(port),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
     assert process.stdout is not None

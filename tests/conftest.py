@@ -54,7 +54,9 @@ def model_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def settings(services: Services, model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def settings(
+    services: Services, model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Settings:
     return Settings(
         data_dir=tmp_path_factory.mktemp("data"),
         database_url=services.postgres.url,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -14,3 +16,15 @@ async def row_counts(engine: AsyncEngine) -> dict[str, int]:
             table: (await connection.execute(text(f"SELECT count(*) FROM {table}"))).scalar_one()
             for table in TABLES
         }
+
+
+async def outbox_events(
+    engine: AsyncEngine, breadcrumb_id: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """(subject, payload) of every outbox row about one breadcrumb, oldest first."""
+    query = text(
+        "SELECT subject, payload FROM outbox WHERE payload->>'breadcrumb_id' = :id ORDER BY id"
+    )
+    async with engine.connect() as connection:
+        rows = (await connection.execute(query, {"id": breadcrumb_id})).all()
+    return [(row.subject, row.payload) for row in rows]

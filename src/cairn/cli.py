@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -21,7 +22,9 @@ Host = Annotated[str | None, typer.Option(help="address to bind")]
 Port = Annotated[int | None, typer.Option(help="port to bind")]
 
 
-def _settings(data_dir: Path | None = None, host: str | None = None, port: int | None = None) -> Settings:
+def _settings(
+    data_dir: Path | None = None, host: str | None = None, port: int | None = None
+) -> Settings:
     settings = get_settings()
     overrides = {"data_dir": data_dir, "host": host, "port": port}
     settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
@@ -36,10 +39,8 @@ def up(data_dir: DataDir = None, host: Host = None, port: Port = None) -> None:
     from cairn.runtime.up import up as run_up
 
     settings = _settings(data_dir, host, port)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how it is meant to stop
         run_up(settings, [bootstrap.default_bootstrap_dir()])
-    except KeyboardInterrupt:
-        pass
 
 
 @app.command()

@@ -8,7 +8,6 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
-
 from tests.dbcheck import row_counts
 from tests.factories import breadcrumb
 
@@ -50,7 +49,9 @@ BAD_CREATES: dict[str, tuple[Any, int]] = {
 
 
 @pytest.mark.parametrize("case", list(BAD_CREATES))
-async def test_bad_create_is_rejected(client: httpx.AsyncClient, db: AsyncEngine, case: str) -> None:
+async def test_bad_create_is_rejected(
+    client: httpx.AsyncClient, db: AsyncEngine, case: str
+) -> None:
     body, status = BAD_CREATES[case]
     before = await row_counts(db)
     response = await client.post("/breadcrumbs", json=body)
@@ -70,7 +71,9 @@ RAW_BODIES: dict[str, tuple[bytes, int]] = {
 
 
 @pytest.mark.parametrize("case", list(RAW_BODIES))
-async def test_bad_raw_body_is_rejected(client: httpx.AsyncClient, db: AsyncEngine, case: str) -> None:
+async def test_bad_raw_body_is_rejected(
+    client: httpx.AsyncClient, db: AsyncEngine, case: str
+) -> None:
     payload, status = RAW_BODIES[case]
     before = await row_counts(db)
     headers = {"content-type": "application/json"}

@@ -8,12 +8,12 @@ import uuid
 import httpx
 from fastapi import FastAPI
 from sqlalchemy import text
+from tests.factories import breadcrumb
 
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.breadcrumbs.service import BreadcrumbWriter
 from cairn.db.tenants import ensure_tenant
 from cairn.principal import Principal
-from tests.factories import breadcrumb
 
 
 async def _count_titled(app: FastAPI, title: str) -> int:
@@ -22,7 +22,9 @@ async def _count_titled(app: FastAPI, title: str) -> int:
         return int((await connection.execute(query, {"t": title})).scalar_one())
 
 
-async def test_idempotent_create_replays_the_original(client: httpx.AsyncClient, app: FastAPI) -> None:
+async def test_idempotent_create_replays_the_original(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
     title = f"idem {uuid.uuid4()}"
     headers = {"Idempotency-Key": f"key-{uuid.uuid4()}"}
     first = await client.post("/breadcrumbs", json=breadcrumb(title=title), headers=headers)
@@ -32,7 +34,9 @@ async def test_idempotent_create_replays_the_original(client: httpx.AsyncClient,
     assert await _count_titled(app, title) == 1
 
 
-async def test_idempotency_key_with_another_body_is_409(client: httpx.AsyncClient, app: FastAPI) -> None:
+async def test_idempotency_key_with_another_body_is_409(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
     title = f"idem {uuid.uuid4()}"
     headers = {"Idempotency-Key": f"key-{uuid.uuid4()}"}
     await client.post("/breadcrumbs", json=breadcrumb(title=title), headers=headers)
@@ -47,7 +51,10 @@ async def test_concurrent_creates_with_one_key_make_one_record(
     title = f"race {uuid.uuid4()}"
     headers = {"Idempotency-Key": f"key-{uuid.uuid4()}"}
     responses = await asyncio.gather(
-        *(client.post("/breadcrumbs", json=breadcrumb(title=title), headers=headers) for _ in range(12))
+        *(
+            client.post("/breadcrumbs", json=breadcrumb(title=title), headers=headers)
+            for _ in range(12)
+        )
     )
     assert {r.status_code for r in responses} == {201}
     assert len({r.json()["id"] for r in responses}) == 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 
 import httpx
-from sqlalchemy import text
-
+from sqlalchemy.ext.asyncio import AsyncEngine
+from tests.dbcheck import outbox_events
 from tests.factories import breadcrumb
 
 
@@ -81,37 +81,27 @@ async def test_patch_can_clear_description_but_not_title(client: httpx.AsyncClie
     assert (await client.patch(url, json={"title": None})).status_code == 422
 
 
-async def test_delete_removes_and_emits_an_event(client: httpx.AsyncClient, db: object) -> None:
+async def test_delete_removes_and_emits_an_event(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     created = (await client.post("/breadcrumbs", json=breadcrumb())).json()
     url = f"/breadcrumbs/{created['id']}"
     assert (await client.delete(url)).status_code == 200
     assert (await client.get(url)).status_code == 404
     assert (await client.delete(url)).status_code == 404
-    async with db.connect() as connection:  # type: ignore[attr-defined]
-        subjects = (
-            await connection.execute(
-                text("SELECT subject FROM outbox WHERE payload->>'breadcrumb_id' = :id ORDER BY id"),
-                {"id": created["id"]},
-            )
-        ).scalars().all()
+    subjects = [subject for subject, _ in await outbox_events(db, created["id"])]
     assert subjects == [f"bc.{created['id']}.created", f"bc.{created['id']}.deleted"]
 
 
-async def test_every_change_writes_an_outbox_event(client: httpx.AsyncClient, db: object) -> None:
+async def test_every_change_writes_an_outbox_event(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
     created = (await client.post("/breadcrumbs", json=breadcrumb())).json()
     url = f"/breadcrumbs/{created['id']}"
     await client.patch(url, json={"title": "t2"})
     await client.post(f"{url}/tags/add", json={"tags": ["x"]})
     await client.post(f"{url}/context/merge", json={"context": {"more": 1}})
-    async with db.connect() as connection:  # type: ignore[attr-defined]
-        rows = (
-            await connection.execute(
-                text(
-                    "SELECT payload FROM outbox WHERE payload->>'breadcrumb_id' = :id ORDER BY id"
-                ),
-                {"id": created["id"]},
-            )
-        ).scalars().all()
+    rows = [payload for _, payload in await outbox_events(db, created["id"])]
     assert [row["type"] for row in rows] == ["breadcrumb.created"] + ["breadcrumb.updated"] * 3
     assert [row["version"] for row in rows] == [1, 2, 3, 4]
     last = rows[-1]

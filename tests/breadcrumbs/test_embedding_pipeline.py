@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import httpx
-from fastapi import FastAPI
+from tests.factories import breadcrumb
 
 from cairn.api.app import create_app
 from cairn.breadcrumbs.maintenance import embed_pending
 from cairn.config import Settings
 from cairn.embedding import HashEmbedder
-from tests.factories import breadcrumb
 
 
 async def test_patch_of_context_re_embeds_and_re_keys(client: httpx.AsyncClient) -> None:

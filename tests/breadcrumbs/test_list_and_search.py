@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import httpx
-
 from tests.factories import breadcrumb
 
 
@@ -33,7 +32,7 @@ async def test_list_item_shape_and_include_context(client: httpx.AsyncClient, ma
     await _post(client, tags=[marker])
     items = (await client.get("/breadcrumbs", params={"tag": marker})).json()
     assert set(items[0]) == {"id", "title", "tags", "schema_name", "version", "updated_at"}
-    full = (await client.get("/breadcrumbs", params={"tag": marker, "include_context": "true"}))
+    full = await client.get("/breadcrumbs", params={"tag": marker, "include_context": "true"})
     assert full.json()[0]["context"] == breadcrumb()["context"]
 
 
@@ -73,7 +72,7 @@ async def test_search_by_text_ranks_the_relevant_record_first(
     )
     assert response.status_code == 200
     hits = response.json()
-    assert [hit["id"] for hit in hits][0] == cat
+    assert hits[0]["id"] == cat
     assert hits[0]["score"] > hits[1]["score"]
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import httpx
-
 from tests.factories import breadcrumb
 
 

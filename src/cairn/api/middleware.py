@@ -8,9 +8,7 @@ import time
 from prometheus_client import Counter, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-REQUESTS = Counter(
-    "cairn_http_requests_total", "HTTP requests", ["method", "route", "status"]
-)
+REQUESTS = Counter("cairn_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram(
     "cairn_http_request_duration_seconds",
     "HTTP request latency",
@@ -30,7 +28,9 @@ class BodySizeLimit:
         if scope["type"] == "http":
             length = dict(scope["headers"]).get(b"content-length")
             if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
-                await _send_json(send, 413, "payload_too_large", f"body over {self.max_bytes} bytes")
+                await _send_json(
+                    send, 413, "payload_too_large", f"body over {self.max_bytes} bytes"
+                )
                 return
         await self.app(scope, receive, send)
 

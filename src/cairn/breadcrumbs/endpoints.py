@@ -70,12 +70,12 @@ async def list_breadcrumbs(
     include_context: bool = False,
 ) -> list[BreadcrumbContextView] | list[BreadcrumbListItem]:
     flt = ListFilter(schema_name, tag, tag_list(any_tags), tag_list(all_tags))
-    page = await reader.list(
+    page = await reader.page(
         flt, limit=limit, offset=offset, cursor=cursor, include_context=include_context
     )
     if page.next_cursor:
         response.headers["X-Next-Cursor"] = page.next_cursor
-    return page.items  # type: ignore[return-value]
+    return page.items
 
 
 @router.get("/search")

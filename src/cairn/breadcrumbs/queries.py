@@ -53,7 +53,7 @@ class BreadcrumbReader:
             row["embedding"] = [float(x) for x in row["embedding"]]
         return BreadcrumbFull.model_validate(row)
 
-    async def list(
+    async def page(
         self,
         flt: ListFilter,
         *,

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import (
+    ColumnElement,
+    RowMapping,
+    and_,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.db.models import breadcrumb_history, breadcrumbs, idempotency_keys
 
-Row = Mapping[str, Any]
+Row = RowMapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +61,8 @@ def _filters(owner_id: uuid.UUID, flt: ListFilter) -> list[ColumnElement[bool]]:
 
 async def insert_breadcrumb(session: AsyncSession, values: dict[str, Any]) -> Row:
     result = await session.execute(insert(breadcrumbs).values(**values).returning(breadcrumbs))
-    return result.mappings().one()
+    row: Row = result.mappings().one()
+    return row
 
 
 async def get(
@@ -86,7 +98,8 @@ async def update_if_version(
         .values(**values, version=breadcrumbs.c.version + 1, updated_at=func.now())
         .returning(breadcrumbs)
     )
-    return (await session.execute(statement)).mappings().one_or_none()
+    row: Row | None = (await session.execute(statement)).mappings().one_or_none()
+    return row
 
 
 async def delete_breadcrumb(
@@ -118,7 +131,7 @@ async def list_breadcrumbs(
             )
         )
     query = (
-        select(breadcrumbs.c[_LIST_COLUMNS])
+        select(*breadcrumbs.c[_LIST_COLUMNS])
         .where(*clauses)
         .order_by(breadcrumbs.c.updated_at.desc(), breadcrumbs.c.id.desc())
         .limit(limit)

@@ -89,7 +89,9 @@ class BreadcrumbWriter:
         await self._record(row, ChangeKind.created, change="create")
         return result
 
-    async def update(self, breadcrumb_id: uuid.UUID, body: BreadcrumbUpdate, if_match: int | None) -> Row:
+    async def update(
+        self, breadcrumb_id: uuid.UUID, body: BreadcrumbUpdate, if_match: int | None
+    ) -> Row:
         patch = body.model_dump(exclude_unset=True)
         for field in ("title", "context", "tags", "visibility", "sensitivity"):
             if field in patch and patch[field] is None:
@@ -98,11 +100,15 @@ class BreadcrumbWriter:
         return await self.mutate(breadcrumb_id, lambda _: dict(validated), "update", if_match)
 
     async def delete(self, breadcrumb_id: uuid.UUID) -> Row:
-        row = await repository.delete_breadcrumb(self.session, self.principal.owner_id, breadcrumb_id)
+        row = await repository.delete_breadcrumb(
+            self.session, self.principal.owner_id, breadcrumb_id
+        )
         if row is None:
             raise NotFound(f"breadcrumb {breadcrumb_id} not found")
         deleted = dict(row) | {"updated_at": datetime.now(UTC), "updated_by": self.principal.actor}
-        await outbox.enqueue(self.session, change_event(ChangeKind.deleted, deleted, change="delete"))
+        await outbox.enqueue(
+            self.session, change_event(ChangeKind.deleted, deleted, change="delete")
+        )
         return row
 
     async def add_tags(self, breadcrumb_id: uuid.UUID, tags: list[str]) -> Row:
@@ -243,5 +249,5 @@ class BreadcrumbWriter:
 
 def _check_idempotency_key(key: str) -> None:
     if not key.strip() or len(key) > MAX_IDEMPOTENCY_KEY_LENGTH:
-        raise InvalidInput(f"Idempotency-Key must be 1–{MAX_IDEMPOTENCY_KEY_LENGTH} characters")
+        raise InvalidInput(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
     check_text(key, "Idempotency-Key")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    REAL,
     BigInteger,
     Column,
     DateTime,
@@ -12,7 +13,6 @@ from sqlalchemy import (
     Integer,
     MetaData,
     PrimaryKeyConstraint,
-    REAL,
     SmallInteger,
     Table,
     Text,
@@ -67,7 +67,9 @@ breadcrumbs = Table(
     Column("entity_keywords", ARRAY(Text), nullable=False, server_default=text("'{}'")),
     Index("ix_breadcrumbs_tags", "tags", postgresql_using="gin"),
     Index("ix_breadcrumbs_entity_keywords", "entity_keywords", postgresql_using="gin"),
-    Index("ix_breadcrumbs_owner_schema_updated", "owner_id", "schema_name", text("updated_at DESC")),
+    Index(
+        "ix_breadcrumbs_owner_schema_updated", "owner_id", "schema_name", text("updated_at DESC")
+    ),
     Index("ix_breadcrumbs_owner_updated", "owner_id", text("updated_at DESC"), text("id DESC")),
     Index(
         "ix_breadcrumbs_embedding_hnsw",
@@ -110,10 +112,16 @@ breadcrumb_edges = Table(
     metadata,
     Column("owner_id", UUID(as_uuid=True), nullable=False),
     Column(
-        "from_id", UUID(as_uuid=True), ForeignKey("breadcrumbs.id", ondelete="CASCADE"), nullable=False
+        "from_id",
+        UUID(as_uuid=True),
+        ForeignKey("breadcrumbs.id", ondelete="CASCADE"),
+        nullable=False,
     ),
     Column(
-        "to_id", UUID(as_uuid=True), ForeignKey("breadcrumbs.id", ondelete="CASCADE"), nullable=False
+        "to_id",
+        UUID(as_uuid=True),
+        ForeignKey("breadcrumbs.id", ondelete="CASCADE"),
+        nullable=False,
     ),
     Column("edge_type", SmallInteger, nullable=False),
     Column("weight", REAL, nullable=False, server_default="1"),

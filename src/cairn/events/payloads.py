@@ -31,7 +31,7 @@ def subject_for(breadcrumb_id: uuid.UUID, kind: ChangeKind) -> str:
     return f"bc.{breadcrumb_id}.{kind.value}"
 
 
-def change_event(kind: ChangeKind, row: Mapping[str, Any], *, change: str) -> ChangeEvent:
+def change_event(kind: ChangeKind, row: Mapping[Any, Any], *, change: str) -> ChangeEvent:
     """The event for a committed change of ``row`` (a breadcrumb row as stored)."""
     event_id = uuid.uuid4()
     updated_at: datetime = row["updated_at"]
