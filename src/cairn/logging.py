@@ -32,5 +32,5 @@ def configure(level: str = "INFO", *, as_json: bool = False) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    for noisy in ("sqlalchemy.engine", "nats", "uvicorn.access"):
+    for noisy in ("sqlalchemy.engine", "nats", "uvicorn.access", "httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -24,7 +25,14 @@ from cairn.runtime.postgres import EmbeddedPostgres
 log = logging.getLogger(__name__)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def up(settings: Settings, bootstrap_dirs: list[Path]) -> None:
+    # SIGTERM must unwind like Ctrl-C so the embedded services are stopped too: uvicorn
+    # handles the signal while serving and re-raises it afterwards to this handler.
+    signal.signal(signal.SIGTERM, _interrupt)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     ensure_model(settings.model_dir)
     with ExitStack() as services:
