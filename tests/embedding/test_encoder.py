@@ -104,3 +104,14 @@ def test_concurrent_ensure_model_leaves_complete_files(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([MODEL_FILE, TOKENIZER_FILE])
     (vector,) = OnnxEncoder(tmp_path).encode([CASES[0]["text"]])
     assert float(vector @ np.asarray(CASES[0]["embedding"])) > 0.9999
+
+
+def test_length_groups_bound_padding_and_keep_every_index() -> None:
+    from cairn.embedding.encoder import length_groups
+
+    lengths = [10, 50, 11, 49, 12, 200, 48, 9]
+    groups = length_groups(lengths, slack=1.2, size=3)
+    assert sorted(i for group in groups for i in group) == list(range(len(lengths)))
+    for group in groups:
+        assert len(group) <= 3
+        assert max(lengths[i] for i in group) <= min(lengths[i] for i in group) * 1.2 + 4

@@ -40,19 +40,44 @@ class OnnxEncoder:
         return [_real_ids(encoding) for encoding in self._tokenize(texts)]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Shape (len(texts), 384), float32, each row of unit length."""
-        if not texts:
-            return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-        encodings = self._tokenize(texts)
-        feeds = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-        }
+        """Shape (len(texts), 384), float32, each row of unit length.
+
+        Texts run in groups of similar length: padding costs as much compute as real
+        tokens, and a batch pads everything to its longest text.
+        """
+        out = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
+        ids = self.token_ids(texts)
+        for group in length_groups([len(row) for row in ids]):
+            out[group] = self._run([ids[i] for i in group])
+        return out
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        width = max(len(row) for row in rows)
+        input_ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for i, row in enumerate(rows):
+            input_ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        feeds = {"input_ids": input_ids, "attention_mask": mask}
         (vectors,) = self._session.run(["sentence_embedding"], feeds)
         return np.asarray(vectors, dtype=np.float32)
 
     def _tokenize(self, texts: Sequence[str]) -> list[Encoding]:
         return self._tokenizer.encode_batch(list(texts))
+
+
+def length_groups(lengths: Sequence[int], *, slack: float = 1.2, size: int = 32) -> list[list[int]]:
+    """Indices grouped by similar length: within a group the longest is at most ``slack``
+    times the shortest (plus a few tokens), and no group exceeds ``size``."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    for index in order:
+        group = groups[-1] if groups else None
+        if group and len(group) < size and lengths[index] <= lengths[group[0]] * slack + 4:
+            group.append(index)
+        else:
+            groups.append([index])
+    return groups
 
 
 def _load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
@@ -61,7 +86,7 @@ def _load_tokenizer(path: Path, max_tokens: int) -> Tokenizer:
     # sentence-transformers truncates at 256 and pads to the longest text of the batch;
     # the attention mask then keeps padding out of the mean.
     tokenizer.enable_truncation(max_length=max_tokens)
-    tokenizer.enable_padding(pad_id=0, pad_type_id=0, pad_token="[PAD]")
+    tokenizer.no_padding()  # the encoder pads each group of similar length itself
     return tokenizer
 
 
