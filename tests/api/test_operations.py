@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+from tests.conftest import Services
 from tests.factories import breadcrumb
 
 
@@ -33,3 +34,25 @@ async def test_docs_and_openapi(client: httpx.AsyncClient) -> None:
     assert (await client.get("/docs")).status_code == 200
     paths = (await client.get("/openapi.json")).json()["paths"]
     assert "/breadcrumbs/{breadcrumb_id}/context/merge" in paths
+
+
+async def test_ready_reports_nats_down_while_writes_go_on(
+    client: httpx.AsyncClient, services: Services
+) -> None:
+    services.nats.stop()
+    try:
+        for _ in range(50):
+            response = await client.get("/ready")
+            if response.status_code == 503:
+                break
+            await asyncio.sleep(0.1)
+        assert response.status_code == 503
+        assert response.json()["checks"]["nats"] == "down"
+        assert (await client.post("/breadcrumbs", json=breadcrumb())).status_code == 201
+    finally:
+        services.nats.start()
+    for _ in range(100):
+        if (await client.get("/ready")).status_code == 200:
+            break
+        await asyncio.sleep(0.1)
+    assert (await client.get("/ready")).status_code == 200
