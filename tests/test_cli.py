@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.fixtures_path import FIXTURES
 from typer.testing import CliRunner
 
 from cairn.cli import app
-from tests.fixtures_path import FIXTURES
 
 
 def test_embed_prints_one_reference_vector_per_line(

@@ -1,0 +1,49 @@
+"""`cairn up` as a real process, for tests that need the whole thing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+READY_TIMEOUT_S = 120
+
+
+def start_cairn_up(data_dir: Path, port: int, model_dir: Path) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "NATS_URL"}}
+    env["CAIRN_EMBEDDING__MODEL_DIR"] = str(model_dir)
+    command = [
+        str(REPO / ".venv/bin/cairn"),
+        "up",
+        "--data-dir",
+        str(data_dir),
+        "--port",
+        str(port),
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    output: list[str] = []
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        output.append(line)
+        if line.strip() == f"Cairn ready: http://127.0.0.1:{port}":
+            return process
+        if not line and process.poll() is not None:
+            break
+    process.kill()
+    raise AssertionError("no ready line:\n" + "".join(output[-40:]))
+
+
+def stop(process: subprocess.Popen[str], sig: signal.Signals) -> None:
+    process.send_signal(sig)
+    try:
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
