@@ -40,6 +40,38 @@ class EmbeddingSettings(BaseModel):
     retry_interval_s: float = 30.0
 
 
+class EventSettings(BaseModel):
+    """The JetStream stream, the outbox relay, SSE and webhook delivery."""
+
+    stream_max_age_s: float = 7 * 24 * 3600
+    duplicate_window_s: float = 120.0
+    relay_batch: int = 500
+    relay_poll_s: float = 1.0
+    outbox_retention_s: float = 24 * 3600
+    sse_ping_interval_s: float = 15.0
+    sse_queue_size: int = 1000
+    webhook_timeout_s: float = 5.0
+    webhook_max_attempts: int = 6
+    webhook_backoff_s: float = 0.5
+    webhook_concurrency: int = 32
+
+
+class TransformSettings(BaseModel):
+    """llm_hints rendering: limits on what one record's templates may cost, and caches."""
+
+    render_ms: float = 50.0  # per record, all of its rules together
+    max_output_chars: int = 64 * 1024  # the rendered view of one record
+    max_value_chars: int = 1024 * 1024  # any intermediate value inside a template
+    max_emitted_chars: int = 1024 * 1024  # text written, macro and block buffers included
+    max_steps: int = 1_000_000  # loop iterations, calls, filters, JSONPath nodes
+    max_template_chars: int = 32 * 1024
+    max_rules: int = 32
+    max_render_ids: int = 100  # POST /breadcrumbs/render
+    template_cache_size: int = 512
+    hints_cache_size: int = 2048
+    schema_cache_ttl_s: float = 60.0  # safety net for changes made by other processes
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CAIRN_",
@@ -68,6 +100,8 @@ class Settings(BaseSettings):
 
     limits: Limits = Limits()
     embedding: EmbeddingSettings = EmbeddingSettings()
+    transforms: TransformSettings = TransformSettings()
+    events: EventSettings = EventSettings()
 
     @property
     def model_dir(self) -> Path:

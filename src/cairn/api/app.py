@@ -15,6 +15,7 @@ from cairn.api.errors import install_error_handlers
 from cairn.api.middleware import BodySizeLimit, RequestMetrics
 from cairn.api.resources import Resources
 from cairn.breadcrumbs import endpoints as breadcrumbs
+from cairn.stream import endpoints as stream
 from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
 from cairn.db.engine import create_engine, create_session_factory
@@ -22,11 +23,12 @@ from cairn.db.migrate import upgrade
 from cairn.db.tenants import ensure_tenant
 from cairn.embedding import Embedder
 from cairn.embedding.factory import load_embedder
-from cairn.events import nats_client
+from cairn.events.nats_client import NatsHolder
+from cairn.events.runtime import start_events
 
 log = logging.getLogger(__name__)
 
-ROUTERS = (health.router, breadcrumbs.router)
+ROUTERS = (health.router, breadcrumbs.router, stream.router)
 
 
 def create_app(
@@ -74,12 +76,8 @@ async def _open(settings: Settings, embedder: Embedder | None, *, migrate: bool)
     )
     resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
     if settings.nats_url:
-
-        def connected(client: object) -> None:
-            resources.nats = client
-
-        connecting = nats_client.connect_in_background(settings.nats_url, connected)
-        resources.background.append(asyncio.create_task(connecting, name="nats-connect"))
+        resources.nats = NatsHolder(settings.nats_url)
+        resources.background.extend(start_events(settings, resources.nats))
     return resources
 
 

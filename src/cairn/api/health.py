@@ -24,8 +24,7 @@ async def health() -> dict[str, str]:
 async def ready(resources: ResourcesDep) -> JSONResponse:
     checks: dict[str, Any] = {"database": await _database_ok(resources)}
     if resources.settings.nats_url:
-        nats = resources.nats
-        checks["nats"] = "ok" if nats is not None and nats.is_connected else "down"
+        checks["nats"] = "ok" if resources.nats is not None and resources.nats.connected else "down"
     else:
         checks["nats"] = "not_configured"
     healthy = checks["database"] == "ok" and checks["nats"] != "down"

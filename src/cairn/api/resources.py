@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cairn.config import Settings
 from cairn.embedding import Embedder
+from cairn.events.nats_client import NatsHolder
 
 
 @dataclass
@@ -19,5 +20,5 @@ class Resources:
     session_factory: async_sessionmaker[AsyncSession]
     embedder: Embedder
     default_tenant: uuid.UUID
-    nats: Any | None = None  # nats.aio.client.Client when NATS_URL is set
+    nats: NatsHolder | None = None  # when NATS_URL is set
     background: list[Any] = field(default_factory=list)

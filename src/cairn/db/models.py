@@ -6,6 +6,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     REAL,
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     ForeignKey,
@@ -19,6 +20,7 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
     text,
+    true,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 
@@ -141,6 +143,7 @@ outbox = Table(
     _timestamp("created_at"),
     _timestamp("published_at", nullable=True),
     Index("ix_outbox_pending", "id", postgresql_where=text("published_at IS NULL")),
+    Index("ix_outbox_published", "published_at", postgresql_where=text("published_at IS NOT NULL")),
 )
 
 idempotency_keys = Table(
@@ -153,4 +156,44 @@ idempotency_keys = Table(
     Column("response", JSONB, nullable=False),
     _timestamp("created_at"),
     PrimaryKeyConstraint("owner_id", "key", name="pk_idempotency_keys"),
+)
+
+agent_secrets = Table(
+    "agent_secrets",
+    metadata,
+    Column("owner_id", UUID(as_uuid=True), nullable=False),
+    Column("agent_id", Text, nullable=False),
+    Column("secret", Text, nullable=False),
+    _timestamp("updated_at"),
+    PrimaryKeyConstraint("owner_id", "agent_id", name="pk_agent_secrets"),
+)
+
+webhooks = Table(
+    "webhooks",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("owner_id", UUID(as_uuid=True), nullable=False),
+    Column("agent_id", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("selector", JSONB),
+    Column("active", Boolean, nullable=False, server_default=true()),
+    _timestamp("created_at"),
+    Index("ix_webhooks_owner_active", "owner_id", "active"),
+)
+
+webhook_dlq = Table(
+    "webhook_dlq",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("owner_id", UUID(as_uuid=True), nullable=False),
+    Column("webhook_id", UUID(as_uuid=True), nullable=False),
+    Column("agent_id", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("event_id", Text, nullable=False),
+    Column("payload", JSONB, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("last_error", Text, nullable=False),
+    _timestamp("created_at"),
+    _timestamp("updated_at"),
+    Index("ix_webhook_dlq_owner_created", "owner_id", "created_at"),
 )

@@ -1,39 +1,54 @@
-"""The NATS connection held by a process: reconnects by itself, never blocks start-up."""
+"""The process's NATS connection: made in the background, reconnects by itself, and never
+blocks start-up. Whoever needs JetStream asks the holder and copes with ``None``."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 
 import nats
 from nats.aio.client import Client
+from nats.js import JetStreamContext
 
 log = logging.getLogger(__name__)
 
 
-async def connect(url: str) -> Client:
-    return await nats.connect(
-        url,
-        allow_reconnect=True,
-        max_reconnect_attempts=-1,
-        reconnect_time_wait=1,
-        connect_timeout=2,
-        name="cairn",
-    )
+class NatsHolder:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.client: Client | None = None
+        self.ready = asyncio.Event()
 
+    @property
+    def connected(self) -> bool:
+        return self.client is not None and self.client.is_connected
 
-async def connect_in_background(url: str, on_connected: Callable[[Client], None]) -> None:
-    """Keep trying until NATS answers; the service runs (and reports not ready) meanwhile."""
-    delay = 0.5
-    while True:
-        try:
-            client = await connect(url)
-        except Exception as error:
-            log.warning("NATS at %s not reachable (%s); retrying in %.1f s", url, error, delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 10.0)
-            continue
-        log.info("connected to NATS at %s", url)
-        on_connected(client)
-        return
+    def jetstream(self) -> JetStreamContext | None:
+        """JetStream when connected now, else None (callers retry later)."""
+        return self.client.jetstream() if self.connected and self.client else None
+
+    async def run(self) -> None:
+        """Keep trying until NATS answers; after that the client reconnects by itself."""
+        delay = 0.5
+        while self.client is None:
+            try:
+                self.client = await nats.connect(
+                    self.url,
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.5,
+                    connect_timeout=2,
+                    name="cairn",
+                )
+            except Exception as error:
+                log.warning(
+                    "NATS at %s not reachable (%s); retrying in %.1f s", self.url, error, delay
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+        log.info("connected to NATS at %s", self.url)
+        self.ready.set()
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.close()

@@ -1,0 +1,1 @@
+"""Server-Sent Events: live and replayed breadcrumb events for subscribers."""

@@ -1,0 +1,85 @@
+"""``GET /events/stream``: Server-Sent Events with filters and replay."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
+
+from cairn.api.deps import PrincipalDep, ResourcesDep
+from cairn.breadcrumbs.queries import tag_list
+from cairn.errors import InvalidInput, Unavailable
+from cairn.events.selectors import Selector
+from cairn.stream.sse import SseConnection, open_consumer
+
+router = APIRouter(tags=["events"])
+
+
+def build_selector(
+    schema_name: str | None,
+    any_tags: str | None,
+    all_tags: str | None,
+    session: str | None,
+    filters: str | None,
+) -> Selector:
+    selector = Selector(
+        schema_name=schema_name,
+        any_tags=list(tag_list(any_tags)) or None,
+        all_tags=list(tag_list(all_tags)) or None,
+        session=session,
+    )
+    if filters is None:
+        return selector
+    try:
+        return selector.merged(Selector.model_validate(json.loads(filters)))
+    except (ValueError, ValidationError) as error:
+        raise InvalidInput(f"filters: not a valid selector ({error})"[:500]) from error
+
+
+def start_sequence(since: int | None, last_event_id: str | None) -> int | None:
+    if last_event_id is not None and last_event_id.strip():
+        if not last_event_id.strip().isdigit():
+            raise InvalidInput("Last-Event-ID must be a stream sequence number")
+        return int(last_event_id)
+    return since
+
+
+@router.get(
+    "/events/stream",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def events_stream(
+    resources: ResourcesDep,
+    principal: PrincipalDep,
+    schema_name: str | None = None,
+    any_tags: Annotated[str | None, Query(description="comma-separated")] = None,
+    all_tags: Annotated[str | None, Query(description="comma-separated")] = None,
+    session: str | None = None,
+    filters: Annotated[str | None, Query(description="a JSON selector")] = None,
+    since: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> StreamingResponse:
+    selector = build_selector(schema_name, any_tags, all_tags, session, filters)
+    start = start_sequence(since, last_event_id)
+    js = resources.nats.jetstream() if resources.nats else None
+    if js is None:
+        raise Unavailable("the event stream is unavailable: NATS is not connected")
+    try:
+        subscription = await open_consumer(js, start)
+    except Exception as error:
+        raise Unavailable(f"the event stream is unavailable: {error}"[:300]) from error
+    events = resources.settings.events
+    connection = SseConnection(
+        js,
+        subscription,
+        selector,
+        principal.owner_id,
+        queue_size=events.sse_queue_size,
+        ping_interval_s=events.sse_ping_interval_s,
+    )
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(connection.frames(), media_type="text/event-stream", headers=headers)
