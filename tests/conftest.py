@@ -67,8 +67,11 @@ def settings(
 
 @pytest.fixture(scope="session")
 async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    import asyncio
+
     application = create_app(settings)
     async with application.router.lifespan_context(application):
+        await asyncio.wait_for(application.state.resources.nats.ready.wait(), 10)
         yield application
 
 
@@ -89,3 +92,24 @@ def marker() -> str:
 def db(app: FastAPI) -> Any:
     """The app's engine, for checks that look at the tables directly."""
     return app.state.resources.engine
+
+
+@pytest.fixture(scope="session")
+async def live_url(app: FastAPI) -> AsyncIterator[str]:
+    """The session app served over real HTTP (for SSE), sharing its lifespan and resources."""
+    import asyncio
+
+    import uvicorn
+
+    from cairn.runtime import free_port
+
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    await task

@@ -17,6 +17,7 @@ class NatsHolder:
     def __init__(self, url: str) -> None:
         self.url = url
         self.client: Client | None = None
+        # Set by the process once it has declared what it needs (the stream) after connecting.
         self.ready = asyncio.Event()
 
     @property
@@ -47,7 +48,6 @@ class NatsHolder:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
         log.info("connected to NATS at %s", self.url)
-        self.ready.set()
 
     async def close(self) -> None:
         if self.client is not None:

@@ -38,3 +38,4 @@ async def _connect(holder: NatsHolder, settings: Settings) -> None:
         await ensure_stream(js, settings.events)
     except Exception:  # the broker declares it on first publish instead
         log.warning("could not declare the JetStream stream yet", exc_info=True)
+    holder.ready.set()

@@ -1,0 +1,105 @@
+"""The relay's own logic with the in-memory broker, on a database of its own (so the
+session's running relay never sees these rows)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+from tests.conftest import Services
+
+from cairn.config import EventSettings, Settings
+from cairn.db.engine import create_engine
+from cairn.db.migrate import upgrade
+from cairn.events.broker import InMemoryBroker
+from cairn.events.relay import OutboxRelay
+
+
+@pytest.fixture
+async def dsn(services: Services) -> AsyncIterator[str]:
+    name = f"relay_{uuid.uuid4().hex[:10]}"
+    admin = await asyncpg.connect(services.postgres.dsn)
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = services.postgres.url.rsplit("/", 1)[0] + f"/{name}"
+    engine = create_engine(url, Settings())
+    await upgrade(engine)
+    await engine.dispose()
+    yield url.replace("postgresql+asyncpg://", "postgresql://")
+    await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    await admin.close()
+
+
+async def _add_events(connection: asyncpg.Connection, count: int) -> list[str]:
+    ids = []
+    for i in range(count):
+        msg_id = str(uuid.uuid4())
+        await connection.execute(
+            "INSERT INTO outbox (owner_id, subject, msg_id, payload) VALUES ($1, $2, $3, $4)",
+            uuid.uuid4(), f"bc.x{i}.created", msg_id, json.dumps({"n": i}),
+        )  # fmt: skip
+        ids.append(msg_id)
+    return ids
+
+
+async def test_publishes_pending_rows_in_order_and_marks_them(dsn: str) -> None:
+    broker = InMemoryBroker()
+    relay = OutboxRelay(dsn, lambda: broker, EventSettings(relay_batch=4))
+    connection = await asyncpg.connect(dsn)
+    ids = await _add_events(connection, 10)
+    while await relay.relay_batch(connection):
+        pass
+    assert [msg_id for _, _, msg_id in broker.messages] == ids
+    assert await connection.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0
+    await connection.close()
+
+
+async def test_a_failing_broker_marks_nothing(dsn: str) -> None:
+    broker = InMemoryBroker(fail=True)
+    relay = OutboxRelay(dsn, lambda: broker, EventSettings())
+    connection = await asyncpg.connect(dsn)
+    await _add_events(connection, 3)
+    assert await relay.relay_batch(connection) == 0
+    assert await connection.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL") == 3
+    broker.fail = False
+    assert await relay.relay_batch(connection) == 3
+    await connection.close()
+
+
+async def test_no_broker_yet_means_wait(dsn: str) -> None:
+    relay = OutboxRelay(dsn, lambda: None, EventSettings())
+    connection = await asyncpg.connect(dsn)
+    await _add_events(connection, 2)
+    assert await relay.relay_batch(connection) == 0
+    await connection.close()
+
+
+async def test_one_relay_leads_and_wakes_on_commit(dsn: str) -> None:
+    first, second = InMemoryBroker(), InMemoryBroker()
+    settings = EventSettings(relay_poll_s=30)  # only NOTIFY can wake them in time
+    relays = [OutboxRelay(dsn, lambda b=b: b, settings) for b in (first, second)]
+    tasks = [asyncio.create_task(relay.run()) for relay in relays]
+    try:
+        for _ in range(100):
+            if any(relay.leading for relay in relays):
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        assert sum(relay.leading for relay in relays) == 1
+        connection = await asyncpg.connect(dsn)
+        ids = await _add_events(connection, 5)
+        for _ in range(100):
+            if len(first.messages) + len(second.messages) == 5:
+                break
+            await asyncio.sleep(0.02)
+        leader = first if relays[0].leading else second
+        assert [msg_id for _, _, msg_id in leader.messages] == ids
+        assert not (second if leader is first else first).messages
+        await connection.close()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
