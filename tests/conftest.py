@@ -18,10 +18,19 @@ import pytest
 from fastapi import FastAPI
 
 from cairn.api.app import create_app
-from cairn.config import EmbeddingSettings, Settings
+from cairn.config import EmbeddingSettings, EventSettings, Settings
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
 
 REPO = Path(__file__).resolve().parents[1]
+# Fast webhook retries, and no webhook cache, so that a webhook registered by a test is used
+# for the very next event.
+TEST_EVENTS = EventSettings(
+    webhook_timeout_s=2.0,
+    webhook_max_attempts=3,
+    webhook_backoff_s=0.05,
+    webhook_cache_ttl_s=0.0,
+    webhook_requeue_poll_s=0.1,
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,7 @@ def settings(
         database_url=services.postgres.url,
         nats_url=services.nats.url,
         embedding=EmbeddingSettings(model_dir=model_dir, retry_interval_s=3600),
+        events=TEST_EVENTS,
     )
 
 

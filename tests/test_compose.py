@@ -92,3 +92,12 @@ def test_cairn_services_share_one_image_built_from_the_repo(services: dict[str, 
     assert {"migrate", "server"} <= {n for n, s in services.items() if s.get("build")}
     assert len({s["image"] for s in cairn}) == 1
     assert all(Path(s["build"]["context"]) == REPO for s in cairn)
+
+
+def test_worker_runs_cairn_worker_without_a_fixed_name_so_it_scales(
+    services: dict[str, Any],
+) -> None:
+    worker = services["worker"]
+    assert worker["command"] == ["cairn", "worker"]
+    assert "container_name" not in worker and "ports" not in worker
+    assert worker["depends_on"]["migrate"]["condition"] == "service_completed_successfully"

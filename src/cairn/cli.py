@@ -55,6 +55,25 @@ def serve(host: Host = None, port: Port = None) -> None:
 
 
 @app.command()
+def worker() -> None:
+    """Build edges and assemble contexts from the event stream; run as many as you like."""
+    import signal
+
+    from cairn.worker.app import run_worker
+
+    settings = _settings()
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await run_worker(settings, stop)
+
+    asyncio.run(main())
+
+
+@app.command()
 def migrate() -> None:
     """Apply the database migrations to DATABASE_URL."""
     from cairn.db.engine import create_engine

@@ -50,10 +50,14 @@ class EventSettings(BaseModel):
     outbox_retention_s: float = 24 * 3600
     sse_ping_interval_s: float = 15.0
     sse_queue_size: int = 1000
-    webhook_timeout_s: float = 5.0
+    webhook_timeout_s: float = 5.0  # per attempt, connect to last byte
     webhook_max_attempts: int = 6
-    webhook_backoff_s: float = 0.5
-    webhook_concurrency: int = 32
+    webhook_backoff_s: float = 0.5  # before retry n: backoff * 2**(n-1), jittered, capped
+    webhook_max_backoff_s: float = 60.0
+    webhook_concurrency: int = 32  # events in flight per process, and requests in flight
+    webhook_cache_ttl_s: float = 2.0  # how long an owner's active webhooks are reused
+    webhook_ack_wait_s: float = 30.0  # JetStream redelivers an event left unacked this long
+    webhook_requeue_poll_s: float = 1.0  # how often DLQ entries asked to retry are looked for
 
 
 class TransformSettings(BaseModel):
@@ -97,6 +101,8 @@ class Settings(BaseSettings):
     default_tenant_id: str = "00000000-0000-0000-0000-000000000001"
     default_tenant_name: str = "default"
     default_actor: str = "anonymous"
+    worker_concurrency: int = 8
+    run_worker: bool = True  # `cairn up` runs one worker beside the server
 
     limits: Limits = Limits()
     embedding: EmbeddingSettings = EmbeddingSettings()

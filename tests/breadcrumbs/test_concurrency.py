@@ -69,8 +69,10 @@ async def test_idempotency_keys_are_per_tenant(app: FastAPI) -> None:
     ids = []
     for owner in (resources.default_tenant, other):
         async with resources.session_factory() as session, session.begin():
+            principal = Principal(owner, "t")
+            limits = resources.settings.limits
             writer = BreadcrumbWriter(
-                session, resources.embedder, resources.settings.limits, Principal(owner, "t")
+                session, resources.embedder, limits, principal, resources.transforms
             )
             ids.append((await writer.create(body, "shared-key")).id)
     assert ids[0] != ids[1]

@@ -15,7 +15,6 @@ from cairn.api.errors import install_error_handlers
 from cairn.api.middleware import BodySizeLimit, RequestMetrics
 from cairn.api.resources import Resources
 from cairn.breadcrumbs import endpoints as breadcrumbs
-from cairn.stream import endpoints as stream
 from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
 from cairn.db.engine import create_engine, create_session_factory
@@ -25,10 +24,13 @@ from cairn.embedding import Embedder
 from cairn.embedding.factory import load_embedder
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
+from cairn.stream import endpoints as stream
+from cairn.transforms import Transforms
+from cairn.webhooks import endpoints as webhooks
 
 log = logging.getLogger(__name__)
 
-ROUTERS = (health.router, breadcrumbs.router, stream.router)
+ROUTERS = (health.router, breadcrumbs.router, stream.router, webhooks.router)
 
 
 def create_app(
@@ -70,14 +72,17 @@ async def _open(settings: Settings, embedder: Embedder | None, *, migrate: bool)
     await ensure_tenant(engine, tenant, settings.default_tenant_name)
     if embedder is None:
         embedder = await asyncio.to_thread(load_embedder, settings)
-    resources = Resources(settings, engine, create_session_factory(engine), embedder, tenant)
+    sessions = create_session_factory(engine)
+    transforms = Transforms(settings.transforms)
+    resources = Resources(settings, engine, sessions, embedder, tenant, transforms)
     retries = run_embedding_retries(
         resources.session_factory, embedder, settings.embedding.retry_interval_s
     )
     resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
     if settings.nats_url:
         resources.nats = NatsHolder(settings.nats_url)
-        resources.background.extend(start_events(settings, resources.nats))
+        events = start_events(settings, resources.nats, resources.session_factory)
+        resources.background.extend(events)
     return resources
 
 

@@ -43,13 +43,17 @@ PrincipalDep = Annotated[Principal, Depends(get_principal)]
 def get_writer(
     session: SessionDep, resources: ResourcesDep, principal: PrincipalDep
 ) -> BreadcrumbWriter:
-    return BreadcrumbWriter(session, resources.embedder, resources.settings.limits, principal)
+    return BreadcrumbWriter(
+        session, resources.embedder, resources.settings.limits, principal, resources.transforms
+    )
 
 
 def get_reader(
     session: SessionDep, resources: ResourcesDep, principal: PrincipalDep
 ) -> BreadcrumbReader:
-    return BreadcrumbReader(session, resources.embedder, resources.settings.limits, principal)
+    return BreadcrumbReader(
+        session, resources.embedder, resources.settings.limits, principal, resources.transforms
+    )
 
 
 WriterDep = Annotated[BreadcrumbWriter, Depends(get_writer)]

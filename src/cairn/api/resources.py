@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from cairn.config import Settings
 from cairn.embedding import Embedder
 from cairn.events.nats_client import NatsHolder
+from cairn.transforms import Transforms
 
 
 @dataclass
@@ -20,5 +21,6 @@ class Resources:
     session_factory: async_sessionmaker[AsyncSession]
     embedder: Embedder
     default_tenant: uuid.UUID
+    transforms: Transforms  # llm_hints: compiled templates and schema-hint caches
     nats: NatsHolder | None = None  # when NATS_URL is set
     background: list[Any] = field(default_factory=list)

@@ -21,6 +21,8 @@ from cairn.breadcrumbs.schemas import (
     CreatedResult,
     HistoryEntry,
     MergeBody,
+    RenderRequest,
+    RenderResult,
     ReviewBody,
     SearchHit,
     TagsBody,
@@ -93,11 +95,20 @@ async def search_breadcrumbs(
     return await reader.search(flt, q=q, qvec=qvec, nn=nn, include_context=include_context)
 
 
+@router.post("/render")
+async def render_breadcrumbs(body: RenderRequest, reader: ReaderDep) -> RenderResult:
+    """The LLM views of many records at once (at most 100 ids by default)."""
+    return await reader.render(body.ids, explain=body.explain)
+
+
 @router.get("/{breadcrumb_id}")
 async def get_breadcrumb(
-    breadcrumb_id: uuid.UUID, reader: ReaderDep, response: Response
+    breadcrumb_id: uuid.UUID,
+    reader: ReaderDep,
+    response: Response,
+    explain: Annotated[bool, Query(description="add how llm_hints shaped the view")] = False,
 ) -> BreadcrumbContextView:
-    view = await reader.view(breadcrumb_id)
+    view = await reader.view(breadcrumb_id, explain=explain)
     response.headers["ETag"] = f'"{view.version}"'
     return view
 

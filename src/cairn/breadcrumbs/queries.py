@@ -20,13 +20,16 @@ from cairn.breadcrumbs.schemas import (
     BreadcrumbFull,
     BreadcrumbListItem,
     HistoryEntry,
+    RenderResult,
     SearchHit,
+    TransformExplanation,
 )
 from cairn.config import Limits
 from cairn.db.models import EMBEDDING_DIM
 from cairn.embedding import Embedder
 from cairn.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from cairn.principal import Principal
+from cairn.transforms import Rendered, Transforms
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +40,45 @@ class Page:
 
 class BreadcrumbReader:
     def __init__(
-        self, session: AsyncSession, embedder: Embedder, limits: Limits, principal: Principal
+        self,
+        session: AsyncSession,
+        embedder: Embedder,
+        limits: Limits,
+        principal: Principal,
+        transforms: Transforms | None = None,
     ) -> None:
         self.session = session
         self.embedder = embedder
         self.limits = limits
         self.principal = principal
+        # The app passes its one Transforms, whose caches writes of schema definitions
+        # invalidate; None (tests, tools) gets a private one with default limits.
+        self.transforms = transforms or Transforms()
 
-    async def view(self, breadcrumb_id: uuid.UUID) -> BreadcrumbContextView:
-        return BreadcrumbContextView.model_validate(dict(await self._get(breadcrumb_id)))
+    async def view(
+        self, breadcrumb_id: uuid.UUID, *, explain: bool = False
+    ) -> BreadcrumbContextView:
+        """The LLM view: the context through the record's (or its schema's) llm_hints."""
+        row = await self._get(breadcrumb_id)
+        (rendered,) = await self.transforms.render_many(
+            self.session, self.principal.owner_id, [row]
+        )
+        return llm_view(row, rendered, explain=explain)
+
+    async def render(self, breadcrumb_ids: list[uuid.UUID], *, explain: bool) -> RenderResult:
+        """Many LLM views at once: one query for the rows, at most one for their schemas."""
+        wanted = list(dict.fromkeys(breadcrumb_ids))
+        most = self.transforms.settings.max_render_ids
+        if len(wanted) > most:
+            raise InvalidInput(f"ids: at most {most} per request")
+        rows = await repository.get_many(self.session, self.principal.owner_id, wanted)
+        by_id = {row["id"]: row for row in rows}
+        found = [by_id[i] for i in wanted if i in by_id]
+        views = await self.transforms.render_many(self.session, self.principal.owner_id, found)
+        items = [
+            llm_view(row, view, explain=explain) for row, view in zip(found, views, strict=True)
+        ]
+        return RenderResult(items=items, missing=[i for i in wanted if i not in by_id])
 
     async def full(self, breadcrumb_id: uuid.UUID) -> BreadcrumbFull:
         row = dict(await self._get(breadcrumb_id))
@@ -125,6 +158,21 @@ class BreadcrumbReader:
         if not 1 <= limit <= self.limits.max_list_limit:
             raise InvalidInput(f"limit must be between 1 and {self.limits.max_list_limit}")
         return limit
+
+
+def llm_view(row: Row, rendered: Rendered, *, explain: bool) -> BreadcrumbContextView:
+    view = BreadcrumbContextView.model_validate(dict(row) | {"context": rendered.context})
+    if explain:
+        view.transform = TransformExplanation(
+            source=rendered.source,
+            definition_id=rendered.definition_id,
+            definition_version=rendered.definition_version,
+            applied=rendered.source != "none" and rendered.error is None,
+            error=rendered.error,
+            warnings=list(rendered.warnings),
+            elapsed_ms=rendered.elapsed_ms,
+        )
+    return view
 
 
 def parse_qvec(raw: str) -> list[float]:

@@ -80,6 +80,15 @@ async def get(
     return (await session.execute(query)).mappings().one_or_none()
 
 
+async def get_many(
+    session: AsyncSession, owner_id: uuid.UUID, breadcrumb_ids: Sequence[uuid.UUID]
+) -> Sequence[Row]:
+    query = select(breadcrumbs).where(
+        breadcrumbs.c.id.in_(list(breadcrumb_ids)), breadcrumbs.c.owner_id == owner_id, _live()
+    )
+    return (await session.execute(query)).mappings().all()
+
+
 async def update_if_version(
     session: AsyncSession,
     owner_id: uuid.UUID,

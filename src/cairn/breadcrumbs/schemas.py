@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -90,14 +90,41 @@ class BreadcrumbListItem(BaseModel):
     updated_at: datetime
 
 
+class TransformExplanation(BaseModel):
+    """How a view's context came about (``?explain=true``)."""
+
+    source: Literal["instance", "schema", "none"] = Field(
+        description="whose llm_hints applied: the record's, its schema definition's, or none"
+    )
+    definition_id: UUID | None = None
+    definition_version: int | None = None
+    applied: bool = Field(description="false when the transform fell back to the raw context")
+    error: str | None = Field(default=None, description="why the transform fell back")
+    warnings: list[str] = Field(default_factory=list)
+    elapsed_ms: float
+
+
 class BreadcrumbContextView(BreadcrumbListItem):
-    """What an LLM should see: the context (with hints applied, once transforms exist)."""
+    """What an LLM should see: on GET /breadcrumbs/{id} the context with hints applied."""
 
     description: str | None
     semantic_version: str | None
     context: dict[str, Any]
     llm_hints: dict[str, Any] | None
     created_at: datetime
+    transform: TransformExplanation | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
+
+
+class RenderRequest(BaseModel):
+    ids: list[UUID] = Field(min_length=1, max_length=1000)
+    explain: bool = False
+
+
+class RenderResult(BaseModel):
+    items: list[BreadcrumbContextView] = Field(description="in the order asked, once each")
+    missing: list[UUID] = Field(description="ids that do not exist (or are not visible)")
 
 
 class SearchHit(BreadcrumbListItem):

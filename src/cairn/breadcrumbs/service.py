@@ -2,7 +2,9 @@
 
 Every change bumps ``version`` with a compare-and-set, writes a history row and an outbox
 event in the caller's transaction, and keeps ``llm_text``, the embedding and the keyword
-pointers in step with the content.
+pointers in step with the content as its ``llm_hints`` render it. Hints that do not compile
+are refused (422) before anything is written; a write of a schema definition makes every
+process-local cache of that schema's hints forget it once the transaction commits.
 """
 
 from __future__ import annotations
@@ -36,36 +38,47 @@ from cairn.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
 from cairn.principal import Principal
+from cairn.transforms import Transforms, defined_schemas, is_definition
 
 log = logging.getLogger(__name__)
 
 MAX_CAS_ATTEMPTS = 5
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 EMBED_TIMEOUT_S = 10.0
-TEXT_FIELDS = ("title", "description", "context")
+TEXT_FIELDS = ("title", "description", "context", "llm_hints", "schema_name")
+HINT_FIELDS = ("llm_hints", "context", "schema_name")
 
 Change = Callable[[Row], dict[str, Any]]
 
 
 class BreadcrumbWriter:
     def __init__(
-        self, session: AsyncSession, embedder: Embedder, limits: Limits, principal: Principal
+        self,
+        session: AsyncSession,
+        embedder: Embedder,
+        limits: Limits,
+        principal: Principal,
+        transforms: Transforms | None = None,
     ) -> None:
         self.session = session
         self.embedder = embedder
         self.limits = limits
         self.principal = principal
+        # The app passes its one Transforms, whose caches writes of schema definitions
+        # invalidate; None (tests, tools) gets a private one with default limits.
+        self.transforms = transforms or Transforms()
 
     async def create(self, body: BreadcrumbCreate, idempotency_key: str | None) -> CreatedResult:
         values = self._validated(body.model_dump(exclude_unset=False))
+        self.transforms.check_record(values)
         request_hash = checksum(canonical_json(body.model_dump(mode="json")))
         if idempotency_key is not None:
             _check_idempotency_key(idempotency_key)
             replay = await self._replay(idempotency_key, request_hash)
             if replay is not None:
                 return replay
-        values |= await self._derived(values, tags=values["tags"])
         new_id = uuid.uuid4()
+        values |= await self._derived(values, tags=values["tags"], new_id=new_id)
         result = CreatedResult(id=new_id, version=1)
         if idempotency_key is not None:
             claimed = await repository.claim_idempotency_key(
@@ -87,6 +100,7 @@ class BreadcrumbWriter:
             | {"created_by": actor, "updated_by": actor},
         )
         await self._record(row, ChangeKind.created, change="create")
+        self._definitions_changed(row)
         return result
 
     async def update(
@@ -109,6 +123,7 @@ class BreadcrumbWriter:
         await outbox.enqueue(
             self.session, change_event(ChangeKind.deleted, deleted, change="delete")
         )
+        self._definitions_changed(row)
         return row
 
     async def add_tags(self, breadcrumb_id: uuid.UUID, tags: list[str]) -> Row:
@@ -160,6 +175,8 @@ class BreadcrumbWriter:
                     f"version is {current['version']}, If-Match asked for {if_match}"
                 )
             values = change(current)
+            if any(field in values for field in HINT_FIELDS):
+                self.transforms.check_record({**current, **values})
             values |= await self._derived(values, tags=values.get("tags"), current=current)
             values["updated_by"] = self.principal.actor
             row = await repository.update_if_version(
@@ -167,6 +184,7 @@ class BreadcrumbWriter:
             )
             if row is not None:
                 await self._record(row, ChangeKind.updated, change=change_name, reason=reason)
+                self._definitions_changed(current, row)
                 return row
             if if_match is not None:
                 raise PreconditionFailed(f"version {if_match} was changed concurrently")
@@ -198,19 +216,41 @@ class BreadcrumbWriter:
         return out
 
     async def _derived(
-        self, values: dict[str, Any], *, tags: list[str] | None, current: Row | None = None
+        self,
+        values: dict[str, Any],
+        *,
+        tags: list[str] | None,
+        current: Row | None = None,
+        new_id: uuid.UUID | None = None,
     ) -> dict[str, Any]:
         """``llm_text``, embedding and keyword pointers for the changed content."""
         merged: Mapping[str, Any] = {**(current or {}), **values}
         text_changed = current is None or any(field in values for field in TEXT_FIELDS)
         if not text_changed and tags is None:
             return {}
-        llm_text = build_llm_text(merged["title"], merged.get("description"), merged["context"])
+        llm_text = await self._llm_text(merged, new_id)
         out: dict[str, Any] = {"entity_keywords": entity_keywords(merged["tags"], llm_text)}
         if current is None or llm_text != current["llm_text"]:
             out["llm_text"] = llm_text
             out["embedding"] = await self._embed(llm_text)
         return out
+
+    async def _llm_text(self, record: Mapping[str, Any], new_id: uuid.UUID | None) -> str:
+        """The text of the record as its hints render it. Without a version: the write may
+        still lose a compare-and-set, so its instance hints are not cached."""
+        identity = {"id": new_id or record["id"], "version": None}
+        as_written = {"created_at": datetime.now(UTC), **record, **identity}
+        owner = self.principal.owner_id
+        (view,) = await self.transforms.render_many(self.session, owner, [as_written])
+        return build_llm_text(
+            record["title"], record.get("description"), view.context, transformed=view.replaced
+        )
+
+    def _definitions_changed(self, *rows: Row) -> None:
+        """A schema definition was written: forget the hints cached for what it defines."""
+        names = set().union(*(defined_schemas(row["tags"]) for row in rows if is_definition(row)))
+        if names:
+            self.transforms.invalidate_after_commit(self.session, names)
 
     async def _embed(self, text: str) -> list[float] | None:
         try:

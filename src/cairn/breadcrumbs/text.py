@@ -1,7 +1,9 @@
 """The text a breadcrumb is embedded and keyword-indexed by (``llm_text``).
 
-Title, description and the context rendered as ``path: value`` lines — never the title
-alone, which is what made every RCRT chat message embed as "User Message".
+Title, description and the context *as an LLM sees it* (after its ``llm_hints``) rendered
+as ``path: value`` lines — never the title alone, which is what made every RCRT chat
+message embed as "User Message". Text a transform produced (``formatted: "User: hi"``) is
+taken as it is, without its key.
 """
 
 from __future__ import annotations
@@ -47,11 +49,24 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
-def build_llm_text(title: str, description: str | None, context: dict[str, Any]) -> str:
+def transformed_as_text(outputs: dict[str, Any], *, limit: int = MAX_LLM_TEXT_CHARS) -> str:
+    """A transform's outputs: strings as they are, anything else as ``key: value`` lines."""
+    lines = []
+    for key, value in outputs.items():
+        lines.append(
+            value if isinstance(value, str) else context_as_text({key: value}, limit=limit)
+        )
+    return "\n".join(line for line in lines if line)[:limit]
+
+
+def build_llm_text(
+    title: str, description: str | None, context: dict[str, Any], *, transformed: bool = False
+) -> str:
+    """``transformed``: ``context`` is a transform's output (``mode: replace``)."""
     parts = [title.strip()]
     if description and description.strip():
         parts.append(description.strip())
-    body = context_as_text(context)
+    body = transformed_as_text(context) if transformed else context_as_text(context)
     if body:
         parts.append(body)
     return "\n".join(parts)[:MAX_LLM_TEXT_CHARS]

@@ -195,5 +195,10 @@ webhook_dlq = Table(
     Column("last_error", Text, nullable=False),
     _timestamp("created_at"),
     _timestamp("updated_at"),
+    _timestamp("requeued_at", nullable=True),  # asked to retry, not yet claimed
     Index("ix_webhook_dlq_owner_created", "owner_id", "created_at"),
+    Index(
+        "ix_webhook_dlq_requeued", "requeued_at", postgresql_where=text("requeued_at IS NOT NULL")
+    ),
+    Index("uq_webhook_dlq_webhook_event", "webhook_id", "event_id", unique=True),
 )

@@ -1,15 +1,18 @@
 """``cairn up``: everything on one machine, in the foreground.
 
 Starts the embedded PostgreSQL and NATS (unless DATABASE_URL / NATS_URL point elsewhere),
-migrates, serves the API, loads the bootstrap breadcrumbs, prints the ready line, and on
-SIGINT/SIGTERM stops the server and then the embedded services.
+migrates, serves the API, loads the bootstrap breadcrumbs, runs one worker beside the
+server, prints the ready line, and on SIGINT/SIGTERM stops the server, drains the worker and
+then stops the embedded services.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -21,18 +24,22 @@ from cairn.config import Settings
 from cairn.embedding import ensure_model
 from cairn.runtime.nats import EmbeddedNats
 from cairn.runtime.postgres import EmbeddedPostgres
+from cairn.worker.app import run_worker
 
 log = logging.getLogger(__name__)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: `up` stops the server, then drains the
+    worker, then stops the embedded services, in that order (uvicorn would re-raise the
+    signal after its shutdown and cut that sequence short)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 def up(settings: Settings, bootstrap_dirs: list[Path]) -> None:
-    # SIGTERM must unwind like Ctrl-C so the embedded services are stopped too: uvicorn
-    # handles the signal while serving and re-raises it afterwards to this handler.
-    signal.signal(signal.SIGTERM, _interrupt)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     ensure_model(settings.model_dir)
     with ExitStack() as services:
@@ -47,12 +54,21 @@ def up(settings: Settings, bootstrap_dirs: list[Path]) -> None:
     log.info("Cairn stopped")
 
 
+def _request_exit(server: uvicorn.Server) -> None:
+    if server.should_exit:
+        server.force_exit = True  # a second Ctrl-C: stop waiting for open connections
+    server.should_exit = True
+
+
 async def _serve(settings: Settings, bootstrap_dirs: list[Path]) -> None:
     app = create_app(settings)
     config = uvicorn.Config(
         app, host=settings.host, port=settings.port, log_config=None, access_log=False
     )
-    server = uvicorn.Server(config)
+    server = _Server(config)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, _request_exit, server)
     serving = asyncio.create_task(server.serve())
     while not server.started:
         if serving.done():
@@ -65,5 +81,14 @@ async def _serve(settings: Settings, bootstrap_dirs: list[Path]) -> None:
             log.warning("bootstrap: %d records failed to load", len(report.failed))
     except Exception:
         log.exception("bootstrap failed; serving without it")
+    stop_worker = asyncio.Event()
+    worker = None
+    if settings.run_worker:
+        worker = asyncio.create_task(run_worker(settings, stop_worker), name="worker")
     print(f"Cairn ready: {settings.public_url}", flush=True)
-    await serving
+    try:
+        await serving
+    finally:
+        stop_worker.set()
+        if worker is not None:
+            await worker

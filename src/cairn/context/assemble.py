@@ -1,0 +1,159 @@
+"""One assembly: trigger → seeds → graph → render items → select → render → explain.
+
+A chain of small stages with plain data between them; the timings and the explanation are
+collected as data. Writing the result is the caller's business (``context.write``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.context import seeds as seeding
+from cairn.context.agents import Agent
+from cairn.context.budget import resolve_budget
+from cairn.context.explain import Timer, build_explain
+from cairn.context.graph import load_graph
+from cairn.context.model import Dropped, DropReason, Record, Seed, SeedSource
+from cairn.context.pathfinder import select_within_budget
+from cairn.context.records import load_records
+from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
+from cairn.context.tokens import TokenCounter
+from cairn.embedding import tag_pointers
+
+RenderTexts = Callable[[AsyncSession, uuid.UUID, list[Record]], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class AssemblyOptions:
+    default_budget: int = 4000
+    max_nodes: int = 200
+    radius: int = 2
+    fanout: int = 16
+
+
+@dataclass
+class Assembly:
+    agent_id: str
+    trigger_id: uuid.UUID
+    session_tag: str | None
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+async def assemble(
+    session: AsyncSession,
+    agent: Agent,
+    trigger_id: uuid.UUID,
+    *,
+    event_id: str,
+    excluded: frozenset[str],
+    counter: TokenCounter,
+    render_texts: RenderTexts,
+    options: AssemblyOptions,
+    llm_config: Mapping[str, Any] | None = None,
+) -> Assembly | None:
+    """The assembled context for ``agent`` and the trigger, or None if the trigger is gone."""
+    timer = Timer()
+    owner = agent.owner_id
+    with timer.phase("trigger"):
+        loaded = await load_records(session, owner, [trigger_id], frozenset())
+        trigger = loaded.get(trigger_id)
+        if trigger is None:
+            return None
+        pointers = await _pointers(session, trigger)
+    sessions = sorted(trigger.session_tags)
+    with timer.phase("seeds"):
+        batches = [
+            seeding.SeedBatch(
+                [Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], loaded, []
+            ),
+            await seeding.always_seeds(session, owner, agent.always, excluded),
+            await seeding.semantic_seeds(
+                session, owner, trigger.id, agent.semantic, pointers, sessions, excluded
+            ),
+            await seeding.session_seeds(
+                session, owner, sessions, agent.session_limit, excluded, trigger.id
+            ),
+        ]
+    seeds, preloaded, upstream = _merge(batches)
+    with timer.phase("graph"):
+        graph = await load_graph(
+            session, owner, [s.record_id for s in seeds], excluded,
+            radius=options.radius, fanout=options.fanout, preloaded=preloaded,
+        )  # fmt: skip
+    with timer.phase("render_items"):
+        texts: dict[uuid.UUID, str] = await render_texts(
+            session, owner, list(graph.records.values())
+        )
+    budget = resolve_budget(
+        agent.context_budget, _config_budget(llm_config), None, options.default_budget
+    )
+    blocks = ItemBlocks(lambda record: texts.get(record.id, ""), counter)
+    with timer.phase("select"):
+        selection = select_within_budget(
+            seeds, graph, blocks.cost_of(graph.records), budget.tokens,
+            max_nodes=options.max_nodes, fixed_overhead=fixed_overhead(counter),
+        )  # fmt: skip
+    with timer.phase("render"):
+        rendered = assemble_text(
+            selection, graph.records, blocks.text, counter, budget.tokens, blocks=blocks
+        )
+    explain = build_explain(
+        seeds=seeds, selection=selection, rendered=rendered, budget=budget,
+        records=graph.records, upstream_dropped=upstream,
+    )  # fmt: skip
+    result = Assembly(agent.agent_id, trigger.id, sessions[0] if sessions else None)
+    result.context = {
+        "consumer_id": agent.agent_id,
+        "trigger_event_id": event_id,
+        "trigger_id": str(trigger.id),
+        "assembled_at": datetime.now(UTC).isoformat(),
+        "token_budget": budget.tokens,
+        "token_count": rendered.token_count,
+        "breadcrumb_count": len(rendered.items),
+        "formatted_context": rendered.text,
+        "explain": explain,
+        "timings_ms": timer.as_dict(),
+    }
+    return result
+
+
+def _merge(
+    batches: list[seeding.SeedBatch],
+) -> tuple[list[Seed], dict[uuid.UUID, Record], list[Dropped]]:
+    """Seeds in source priority order; a record seeded twice keeps its first seed."""
+    seeds: list[Seed] = []
+    records: dict[uuid.UUID, Record] = {}
+    dropped: list[Dropped] = []
+    seen: set[uuid.UUID] = set()
+    for batch in batches:
+        records.update(batch.records)
+        dropped += [Dropped(rid, DropReason.below_threshold) for rid, _ in batch.below_threshold]
+        for seed in batch.seeds:
+            if seed.record_id in seen:
+                dropped.append(Dropped(seed.record_id, DropReason.duplicate))
+                continue
+            seen.add(seed.record_id)
+            seeds.append(seed)
+    return seeds, records, dropped
+
+
+async def _pointers(session: AsyncSession, trigger: Record) -> list[str]:
+    """The trigger's keyword pointers: tag pointers, then its stored entity keywords."""
+    from sqlalchemy import text
+
+    row = await session.execute(
+        text("SELECT entity_keywords FROM breadcrumbs WHERE id = :id"), {"id": trigger.id}
+    )
+    keywords = row.scalar_one_or_none() or []
+    return list(dict.fromkeys([*tag_pointers(trigger.tags), *keywords]))
+
+
+def _config_budget(llm_config: Mapping[str, Any] | None) -> int | None:
+    budget = (llm_config or {}).get("context_budget")
+    return budget if isinstance(budget, int) and budget > 0 else None

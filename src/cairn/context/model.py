@@ -1,0 +1,216 @@
+"""The context builder's vocabulary: plain, immutable data shared by every stage.
+
+The DB side produces ``Record``, ``Seed``, ``Edge`` and ``Graph``; the pure core turns them
+into a ``Selection`` (pathfinder), a ``Rendered`` text (render) and an explanation (explain).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import IntEnum, StrEnum
+from typing import Any
+from uuid import UUID
+
+SESSION_PREFIX = "session:"
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One breadcrumb as the context builder needs it (no embedding, no bookkeeping)."""
+
+    id: UUID
+    owner_id: UUID
+    schema_name: str | None
+    title: str
+    tags: tuple[str, ...]
+    context: dict[str, Any]
+    llm_hints: dict[str, Any] | None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def session_tags(self) -> frozenset[str]:
+        """The record's ``session:*`` tags (a record may belong to several sessions)."""
+        return frozenset(tag for tag in self.tags if tag.startswith(SESSION_PREFIX))
+
+
+class SeedSource(StrEnum):
+    """Where a seed came from; the order of declaration is also the tie-break rank."""
+
+    trigger = "trigger"
+    always = "always"
+    semantic = "semantic"
+    session = "session"
+
+
+SOURCE_RANK: Mapping[SeedSource, int] = {source: rank for rank, source in enumerate(SeedSource)}
+
+
+@dataclass(frozen=True, slots=True)
+class Seed:
+    """A starting point of the search. ``score`` is in 0..1, higher is better: similarity for
+    semantic seeds, recency for session seeds (1.0 = newest), 1.0 for trigger and always."""
+
+    record_id: UUID
+    source: SeedSource
+    score: float = 1.0
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.score <= 1.0:
+            raise ValueError(f"seed score must be in 0..1, got {self.score!r}")
+
+
+class EdgeType(IntEnum):
+    """Stored as ``breadcrumb_edges.edge_type`` (smallint)."""
+
+    causal = 0
+    temporal = 1
+    tag = 2
+    semantic = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A directed edge; the search walks it both ways. For semantic edges ``weight`` is the
+    cosine similarity."""
+
+    from_id: UUID
+    to_id: UUID
+    edge_type: EdgeType
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """The loaded neighbourhood of the seeds. Edges whose far end is not in ``records`` are
+    kept but never walked (the record is not loaded, so it cannot be rendered)."""
+
+    records: dict[UUID, Record]
+    edges: tuple[Edge, ...] = ()
+    _adjacency: dict[UUID, list[tuple[UUID, Edge]]] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        adjacency: dict[UUID, list[tuple[UUID, Edge]]] = {}
+        for edge in self.edges:
+            if edge.from_id == edge.to_id:
+                continue
+            adjacency.setdefault(edge.from_id, []).append((edge.to_id, edge))
+            adjacency.setdefault(edge.to_id, []).append((edge.from_id, edge))
+        object.__setattr__(self, "_adjacency", adjacency)
+
+    def neighbours(self, record_id: UUID) -> list[tuple[UUID, Edge]]:
+        """Every loaded record one edge away, over outgoing and incoming edges alike."""
+        return [
+            (other, edge)
+            for other, edge in self._adjacency.get(record_id, ())
+            if other in self.records
+        ]
+
+
+class Section(StrEnum):
+    """Sections of ``formatted_context``, in rendering order."""
+
+    tools = "tools"
+    knowledge = "knowledge"
+    history = "history"
+    additional = "additional"
+    trigger = "trigger"
+
+
+SECTION_ORDER: tuple[Section, ...] = tuple(Section)
+
+
+class BudgetSource(StrEnum):
+    """Which setting decided the token budget (ARCHITECTURE §7.5, in order of precedence)."""
+
+    agent = "agent"
+    llm_config = "llm_config"
+    model = "model"
+    default = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    tokens: int
+    source: BudgetSource
+
+
+class DropReason(StrEnum):
+    """Why a candidate is not in the context. ``not_loaded`` (a seed whose record is missing
+    from the graph, e.g. deleted in between) and ``unreachable`` (a loaded record no path
+    reaches) point at the loading stages rather than at selection."""
+
+    over_budget = "over_budget"
+    max_nodes = "max_nodes"
+    blacklisted = "blacklisted"
+    duplicate = "duplicate"
+    below_threshold = "below_threshold"
+    not_loaded = "not_loaded"
+    unreachable = "unreachable"
+
+
+@dataclass(frozen=True, slots=True)
+class Selected:
+    """A record taken by the search. ``source`` is the source of the seed the winning path
+    starts from; ``hops`` 0 means the record is that seed itself; ``via`` is the predecessor
+    on the path. ``seed_score`` is the record's own best seed score, if it is a seed."""
+
+    record_id: UUID
+    source: SeedSource
+    seed_score: float | None
+    path_cost: float
+    tokens: int
+    via: UUID | None
+    hops: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    record_id: UUID
+    reason: DropReason
+    tokens: int | None = None
+    path_cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The search's result. ``selected`` is in selection order, which is also priority
+    order; ``tokens_used`` includes ``fixed_overhead``."""
+
+    selected: list[Selected]
+    dropped: list[Dropped]
+    budget_tokens: int
+    fixed_overhead: int
+    tokens_used: int
+    trigger_over_budget: bool = False
+
+    @property
+    def trigger_id(self) -> UUID | None:
+        """The selected trigger record, if any."""
+        for item in self.selected:
+            if item.source is SeedSource.trigger and item.hops == 0:
+                return item.record_id
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedItem:
+    record_id: UUID
+    section: Section
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """``formatted_context`` and its exact token count (≤ the budget). ``items`` are in text
+    order; ``trimmed`` are selected records dropped to get the exact count under budget."""
+
+    text: str
+    token_count: int
+    items: list[RenderedItem]
+    trimmed: list[UUID]

@@ -1,0 +1,243 @@
+"""Token-aware selection: multi-source Dijkstra from every seed over the loaded graph.
+
+Records are taken in order of path cost. A record whose tokens do not fit what is left of
+the budget is skipped — recorded as dropped — and the search goes on, so a large record
+early on never hides smaller ones behind it. Paths run through skipped records too: being
+too big to show does not make a record's neighbours less relevant. Equal costs are broken
+by a total order (source rank, hops, newest first, id), so the result does not depend on
+the order of seeds or edges.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from cairn.context.model import (
+    SOURCE_RANK,
+    Dropped,
+    DropReason,
+    Edge,
+    EdgeType,
+    Graph,
+    Seed,
+    SeedSource,
+    Selected,
+    Selection,
+)
+
+# Path costs are rounded, so sums of equal costs taken in another order still tie.
+_COST_DIGITS = 9
+
+
+@dataclass(frozen=True, slots=True)
+class CostModel:
+    """Path costs; lower is closer to the trigger. A seed starts at ``base + span * (1 -
+    score)`` of its source (the trigger at 0); each edge adds its type's cost, a semantic
+    edge ``1 - similarity``."""
+
+    always_base: float = 0.05
+    always_span: float = 0.05
+    session_base: float = 0.1
+    session_span: float = 0.4
+    semantic_base: float = 0.0
+    semantic_span: float = 1.0
+    causal: float = 0.1
+    temporal: float = 0.5
+    tag: float = 0.3
+
+    def seed_cost(self, seed: Seed) -> float:
+        if seed.source is SeedSource.trigger:
+            return 0.0
+        base, span = {
+            SeedSource.always: (self.always_base, self.always_span),
+            SeedSource.session: (self.session_base, self.session_span),
+            SeedSource.semantic: (self.semantic_base, self.semantic_span),
+        }[seed.source]
+        return base + span * (1.0 - seed.score)
+
+    def edge_cost(self, edge: Edge) -> float:
+        if edge.edge_type is EdgeType.semantic:
+            return min(1.0, max(0.0, 1.0 - edge.weight))
+        if edge.edge_type is EdgeType.causal:
+            return self.causal
+        return self.temporal if edge.edge_type is EdgeType.temporal else self.tag
+
+
+DEFAULT_COSTS = CostModel()
+
+
+_ORIGINS = tuple(SeedSource)  # by rank
+
+
+@dataclass(frozen=True, slots=True)
+class _Path:
+    node: UUID
+    via: UUID | None
+    origin: SeedSource
+    cost: float
+    hops: int
+
+
+# (path cost, origin rank, hops, node, predecessor or -1). Nodes are numbered newest first,
+# then by id, so comparing entries is the whole tie-break order, on ints and floats only.
+_Entry = tuple[float, int, int, int, int]
+
+
+class _Search:
+    """Dijkstra with lazy deletion over the graph renumbered 0..n-1 (hashing UUIDs in the
+    inner loop would cost more than the search itself)."""
+
+    def __init__(self, graph: Graph, costs: CostModel) -> None:
+        ordered = sorted(
+            graph.records.values(), key=lambda r: (-r.created_at.timestamp(), r.id.int)
+        )
+        self.ids = [record.id for record in ordered]
+        self.index = {record_id.int: n for n, record_id in enumerate(self.ids)}
+        self.adjacency: list[list[tuple[int, float]]] = [[] for _ in self.ids]
+        for edge in graph.edges:
+            a, b = self.index.get(edge.from_id.int), self.index.get(edge.to_id.int)
+            if a is not None and b is not None and a != b:
+                step = costs.edge_cost(edge)
+                self.adjacency[a].append((b, step))
+                self.adjacency[b].append((a, step))
+        self.best = [float("inf")] * len(self.ids)
+        self.settled = [False] * len(self.ids)
+        self.heap: list[_Entry] = []
+
+    def push_seed(self, seed: Seed, cost: float) -> None:
+        node = self.index[seed.record_id.int]
+        self._push((round(cost, _COST_DIGITS), SOURCE_RANK[seed.source], 0, node, -1))
+
+    def _push(self, entry: _Entry) -> None:
+        node = entry[3]
+        if entry[0] <= self.best[node]:
+            self.best[node] = entry[0]
+            heapq.heappush(self.heap, entry)
+
+    def pop(self) -> _Entry | None:
+        while self.heap:
+            entry = heapq.heappop(self.heap)
+            if not self.settled[entry[3]]:
+                self.settled[entry[3]] = True
+                return entry
+        return None
+
+    def expand(self, entry: _Entry) -> None:
+        cost, rank, hops, node, _ = entry
+        for other, step in self.adjacency[node]:
+            if not self.settled[other]:
+                self._push((round(cost + step, _COST_DIGITS), rank, hops + 1, other, node))
+
+    def path(self, entry: _Entry) -> _Path:
+        cost, rank, hops, node, via = entry
+        before = None if via < 0 else self.ids[via]
+        return _Path(self.ids[node], before, _ORIGINS[rank], cost, hops)
+
+
+@dataclass(slots=True)
+class _Outcome:
+    selected: list[Selected] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    stopped: DropReason | None = None
+    trigger_over_budget: bool = False
+
+
+def select_within_budget(
+    seeds: Iterable[Seed],
+    graph: Graph,
+    cost_of: Callable[[UUID], int],
+    budget_tokens: int,
+    *,
+    max_nodes: int,
+    fixed_overhead: int,
+    costs: CostModel = DEFAULT_COSTS,
+    max_path_cost: float | None = None,
+) -> Selection:
+    """Take records in order of path cost while their tokens (``cost_of``: the rendered
+    form with its delimiters) fit ``budget_tokens - fixed_overhead``, up to ``max_nodes``.
+    Records costlier than ``max_path_cost`` are dropped as below threshold."""
+    search = _Search(graph, costs)
+    outcome = _Outcome()
+    seeds = list(seeds)
+    for seed in seeds:
+        if seed.record_id in graph.records:
+            search.push_seed(seed, costs.seed_cost(seed))
+    missing = dict.fromkeys(s.record_id for s in seeds if s.record_id not in graph.records)
+    outcome.dropped.extend(Dropped(node, DropReason.not_loaded) for node in missing)
+    remaining = budget_tokens - fixed_overhead
+    _walk(search, outcome, cost_of, remaining, max_nodes, max_path_cost, _seed_scores(seeds))
+    outcome.dropped.extend(_leftovers(search, outcome.stopped))
+    used = fixed_overhead + sum(item.tokens for item in outcome.selected)
+    return Selection(
+        selected=outcome.selected,
+        dropped=outcome.dropped,
+        budget_tokens=budget_tokens,
+        fixed_overhead=fixed_overhead,
+        tokens_used=used,
+        trigger_over_budget=outcome.trigger_over_budget,
+    )
+
+
+def _walk(
+    search: _Search,
+    outcome: _Outcome,
+    cost_of: Callable[[UUID], int],
+    remaining: int,
+    max_nodes: int,
+    max_path_cost: float | None,
+    seed_scores: Mapping[UUID, float],
+) -> None:
+    while (entry := search.pop()) is not None:
+        path = search.path(entry)
+        stop = _stop_reason(path, len(outcome.selected), max_nodes, max_path_cost)
+        if stop is not None:
+            outcome.stopped = stop
+            outcome.dropped.append(Dropped(path.node, stop, None, path.cost))
+            return
+        tokens = cost_of(path.node)
+        if tokens <= remaining:
+            remaining -= tokens
+            score = seed_scores.get(path.node)
+            outcome.selected.append(
+                Selected(path.node, path.origin, score, path.cost, tokens, path.via, path.hops)
+            )
+        else:
+            outcome.dropped.append(Dropped(path.node, DropReason.over_budget, tokens, path.cost))
+            if path.origin is SeedSource.trigger and path.hops == 0:
+                outcome.trigger_over_budget = True
+        search.expand(entry)
+
+
+def _stop_reason(
+    path: _Path, taken: int, max_nodes: int, max_path_cost: float | None
+) -> DropReason | None:
+    # Both conditions hold for every record popped later too, so the search ends here.
+    if max_path_cost is not None and path.cost > max_path_cost:
+        return DropReason.below_threshold
+    if taken >= max_nodes:
+        return DropReason.max_nodes
+    return None
+
+
+def _leftovers(search: _Search, stopped: DropReason | None) -> list[Dropped]:
+    """Loaded records the search did not reach or did not get to."""
+    waiting = [n for n, done in enumerate(search.settled) if not done]
+    waiting.sort(key=lambda n: (search.best[n], search.ids[n].int))
+    return [
+        Dropped(search.ids[n], stopped or DropReason.unreachable, None, _finite(search.best[n]))
+        for n in waiting
+    ]
+
+
+def _finite(cost: float) -> float | None:
+    return None if cost == float("inf") else cost
+
+
+def _seed_scores(seeds: Iterable[Seed]) -> dict[UUID, float]:
+    scores: dict[UUID, float] = {}
+    for seed in seeds:
+        scores[seed.record_id] = max(seed.score, scores.get(seed.record_id, 0.0))
+    return scores

@@ -1,0 +1,197 @@
+"""``formatted_context``: the selected records in sections, with delimiters content cannot
+forge, and an exact token count within the budget.
+
+Delimiters are the only place ``⟦`` and ``⟧`` (U+27E6/U+27E7) occur: every title, schema
+name and rendered body has them (and their look-alikes ``〚〛``) replaced by ``[``/``]``
+before it is placed, and titles and schema names are folded onto one line. So every ``⟦``
+in the text opens a delimiter Cairn wrote, whatever the records contain.
+
+Layout, one line per delimiter::
+
+    ⟦section tools⟧
+    ⟦item · tool.code.v1 · Calculator⟧
+    <rendered body>
+
+Every block ends with one newline and the next starts with ``⟦``, a boundary tiktoken's
+pre-tokenizers (o200k, cl100k) never merge across, so the token count of the whole text is
+the sum of its blocks' counts; the exact count of the final text is checked all the same,
+and the lowest-priority items are trimmed if it were over.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from uuid import UUID
+
+from cairn.context.model import (
+    SECTION_ORDER,
+    Record,
+    Rendered,
+    RenderedItem,
+    Section,
+    Selection,
+)
+from cairn.context.tokens import TokenCounter
+
+RenderItem = Callable[[Record], str]
+
+OPEN, CLOSE = "⟦", "⟧"
+_NEUTRALISE = str.maketrans({OPEN: "[", CLOSE: "]", "〚": "[", "〛": "]"})
+_FORGEABLE = re.compile("[⟦⟧〚〛]")
+MAX_TITLE_CHARS = 200
+HISTORY_SCHEMAS = ("user.message.", "agent.response.", "tool.response.")
+TOOL_SCHEMAS = ("tool.",)
+KNOWLEDGE_SCHEMAS = ("knowledge.",)
+TOOL_TAGS = frozenset({"workspace:tools"})
+KNOWLEDGE_TAGS = frozenset({"knowledge", "workspace:knowledge"})
+
+
+def neutralise(text: str) -> str:
+    """``text`` with every delimiter character (and look-alike) made an ordinary bracket."""
+    # Most text holds none of them; searching is much cheaper than translating.
+    return text if _FORGEABLE.search(text) is None else text.translate(_NEUTRALISE)
+
+
+def _one_line(text: str) -> str:
+    return neutralise(" ".join(text.split()))
+
+
+def section_header(section: Section) -> str:
+    return f"{OPEN}section {section.value}{CLOSE}\n"
+
+
+def item_header(record: Record) -> str:
+    schema = _one_line(record.schema_name or "") or "record"
+    title = _one_line(record.title)[:MAX_TITLE_CHARS]
+    label = f"item · {schema} · {title}" if title else f"item · {schema}"
+    return f"{OPEN}{label}{CLOSE}\n"
+
+
+def item_block(record: Record, render_item: RenderItem) -> str:
+    """The record's header and rendered body, neutralised, ending with one newline."""
+    body = neutralise(render_item(record)).rstrip()
+    return item_header(record) + (f"{body}\n" if body else "")
+
+
+def item_cost(record: Record, render_item: RenderItem, counter: TokenCounter) -> int:
+    """Tokens the record adds to ``formatted_context``: its rendered form and delimiter."""
+    return counter.count(item_block(record, render_item))
+
+
+def fixed_overhead(counter: TokenCounter) -> int:
+    """Tokens of every section header: an upper bound on what is not items."""
+    return sum(counter.count(section_header(section)) for section in SECTION_ORDER)
+
+
+class ItemBlocks:
+    """Each record's block and token count, rendered once per assembly and shared by the
+    pathfinder (``cost_of``) and ``assemble_text``."""
+
+    def __init__(self, render_item: RenderItem, counter: TokenCounter) -> None:
+        self._render_item = render_item
+        self._counter = counter
+        self._texts: dict[UUID, str] = {}
+        self._tokens: dict[UUID, int] = {}
+
+    def text(self, record: Record) -> str:
+        text = self._texts.get(record.id)
+        if text is None:
+            text = self._texts[record.id] = item_block(record, self._render_item)
+        return text
+
+    def tokens(self, record: Record) -> int:
+        tokens = self._tokens.get(record.id)
+        if tokens is None:
+            tokens = self._tokens[record.id] = self._counter.count(self.text(record))
+        return tokens
+
+    def cost_of(self, records: Mapping[UUID, Record]) -> Callable[[UUID], int]:
+        return lambda record_id: self.tokens(records[record_id])
+
+
+def section_of(
+    record: Record, trigger_id: UUID | None, trigger_sessions: frozenset[str]
+) -> Section:
+    """Conversation schemas are history; then tools and knowledge by schema or tag; then
+    anything sharing a session with the trigger is history; the rest is additional."""
+    schema = record.schema_name or ""
+    if record.id == trigger_id:
+        return Section.trigger
+    if schema.startswith(HISTORY_SCHEMAS):
+        return Section.history
+    if schema.startswith(TOOL_SCHEMAS) or not TOOL_TAGS.isdisjoint(record.tags):
+        return Section.tools
+    if schema.startswith(KNOWLEDGE_SCHEMAS) or not KNOWLEDGE_TAGS.isdisjoint(record.tags):
+        return Section.knowledge
+    if not trigger_sessions.isdisjoint(record.session_tags):
+        return Section.history
+    return Section.additional
+
+
+_Placed = tuple[Record, Section]
+
+
+def assemble_text(
+    selection: Selection,
+    records: Mapping[UUID, Record],
+    render_item: RenderItem,
+    counter: TokenCounter,
+    budget: int,
+    *,
+    blocks: ItemBlocks | None = None,
+) -> Rendered:
+    """Render the selection in sections (tools, knowledge, history by time, additional,
+    trigger), in selection order within a section. If the exact count exceeds ``budget``,
+    the lowest-priority items go first (the trigger last) until it fits. Pass the
+    ``blocks`` whose ``cost_of`` the pathfinder used, so no record is rendered twice."""
+    blocks = blocks or ItemBlocks(render_item, counter)
+    placed = _place(selection, records)
+    trimmed: list[UUID] = []
+    while True:
+        text, items = _compose(placed, blocks)
+        token_count = counter.count(text)
+        if token_count <= budget or not placed:
+            return Rendered(text, token_count, items, trimmed)
+        for victim in _victims(placed, token_count - budget, blocks):
+            placed.remove(victim)
+            trimmed.append(victim[0].id)
+
+
+def _place(selection: Selection, records: Mapping[UUID, Record]) -> list[_Placed]:
+    trigger_id = selection.trigger_id
+    sessions = records[trigger_id].session_tags if trigger_id is not None else frozenset()
+    chosen = [records[item.record_id] for item in selection.selected]
+    return [(record, section_of(record, trigger_id, sessions)) for record in chosen]
+
+
+def _compose(placed: list[_Placed], blocks: ItemBlocks) -> tuple[str, list[RenderedItem]]:
+    members: dict[Section, list[Record]] = {section: [] for section in SECTION_ORDER}
+    for record, section in placed:
+        members[section].append(record)
+    members[Section.history].sort(key=lambda record: (record.created_at, str(record.id)))
+    parts: list[str] = []
+    items: list[RenderedItem] = []
+    for section in SECTION_ORDER:
+        if members[section]:
+            parts.append(section_header(section))
+        for record in members[section]:
+            parts.append(blocks.text(record))
+            items.append(RenderedItem(record.id, section, blocks.tokens(record)))
+    return "".join(parts), items
+
+
+def _victims(placed: list[_Placed], excess: int, blocks: ItemBlocks) -> list[_Placed]:
+    """The last-selected items whose tokens cover ``excess``; the trigger alone, once
+    nothing else is left. Never empty while anything is placed, so trimming progresses."""
+    others = [p for p in reversed(placed) if p[1] is not Section.trigger]
+    if not others:
+        return placed[:1]
+    victims: list[_Placed] = []
+    freed = 0
+    for candidate in others:
+        victims.append(candidate)
+        freed += blocks.tokens(candidate[0])
+        if freed >= excess:
+            break
+    return victims

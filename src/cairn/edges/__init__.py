@@ -1,0 +1,1 @@
+"""The edge builder: causal, temporal, tag and semantic edges between breadcrumbs."""

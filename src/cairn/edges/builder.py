@@ -1,0 +1,124 @@
+"""Build a breadcrumb's edges when it is created or updated (idempotent upserts).
+
+- causal (0): the context references another record — ``trigger_event_id`` (an event id),
+  ``reply_to`` / ``parent_id`` (record ids) — or answers a ``requestId`` that another
+  record's ``tool_requests`` asked for (either arrival order);
+- temporal (1): the previous record of the same ``session:*``;
+- tag (2): recent records sharing a non-routing tag (tag pointers), capped;
+- semantic (3): the k nearest neighbours above a similarity threshold; weight = similarity.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.edges import repository
+from cairn.embedding import tag_pointers
+
+CAUSAL, TEMPORAL, TAG, SEMANTIC = 0, 1, 2, 3
+ID_REFERENCES = ("reply_to", "parent_id", "breadcrumb_id", "source_id")
+EVENT_REFERENCES = ("trigger_event_id",)
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeOptions:
+    tag_neighbours: int = 5
+    semantic_neighbours: int = 5
+    semantic_min_similarity: float = 0.55
+
+
+Edge = tuple[uuid.UUID, uuid.UUID, int, float]
+
+
+async def build_edges(
+    session: AsyncSession, record: Mapping[Any, Any], options: EdgeOptions
+) -> Counter[int]:
+    """Upsert every edge of ``record`` (a breadcrumb row); returns how many of each type."""
+    if record["schema_name"] == repository.CONTEXT_SCHEMA:
+        return Counter()
+    owner: uuid.UUID = record["owner_id"]
+    edges = [
+        *await _causal(session, record),
+        *await _temporal(session, record),
+        *await _tagged(session, record, options),
+        *await _semantic(session, record, options),
+    ]
+    edges = [edge for edge in edges if edge[0] != edge[1]]
+    await repository.upsert_edges(session, owner, edges)
+    return Counter(edge_type for _, _, edge_type, _ in edges)
+
+
+async def _causal(session: AsyncSession, record: Mapping[Any, Any]) -> list[Edge]:
+    owner, me, context = record["owner_id"], record["id"], record["context"]
+    ids = _uuids(context.get(key) for key in ID_REFERENCES)
+    events = _uuids(context.get(key) for key in EVENT_REFERENCES)
+    sources = await repository.existing_ids(session, owner, ids + events) if ids or events else []
+    if events:
+        sources += await repository.breadcrumbs_of_events(session, owner, events)
+    edges: list[Edge] = [(source, me, CAUSAL, 1.0) for source in dict.fromkeys(sources)]
+    answers = [context["requestId"]] if isinstance(context.get("requestId"), str) else []
+    asks = [
+        request["requestId"]
+        for request in context.get("tool_requests") or []
+        if isinstance(request, dict) and isinstance(request.get("requestId"), str)
+    ]
+    if answers or asks:
+        pairs = await repository.request_response_pairs(session, owner, me, answers, asks)
+        edges += [(asker, answer, CAUSAL, 1.0) for asker, answer in pairs]
+    return edges
+
+
+async def _temporal(session: AsyncSession, record: Mapping[Any, Any]) -> list[Edge]:
+    edges: list[Edge] = []
+    for tag in record["tags"]:
+        if tag.startswith("session:"):
+            previous = await repository.previous_in_session(
+                session, record["owner_id"], record["id"], tag, record["created_at"]
+            )
+            if previous is not None:
+                edges.append((previous, record["id"], TEMPORAL, 1.0))
+    return edges
+
+
+async def _tagged(
+    session: AsyncSession, record: Mapping[Any, Any], options: EdgeOptions
+) -> list[Edge]:
+    pointers = tag_pointers(record["tags"])
+    if not pointers:
+        return []
+    others = await repository.sharing_tags(
+        session, record["owner_id"], record["id"], pointers, options.tag_neighbours
+    )
+    return [(record["id"], other, TAG, 1.0) for other in others]
+
+
+async def _semantic(
+    session: AsyncSession, record: Mapping[Any, Any], options: EdgeOptions
+) -> list[Edge]:
+    if record.get("embedding") is None:
+        return []
+    neighbours = await repository.nearest(
+        session, record["owner_id"], record["id"], options.semantic_neighbours
+    )
+    return [
+        (record["id"], other, SEMANTIC, similarity)
+        for other, similarity in neighbours
+        if similarity >= options.semantic_min_similarity
+    ]
+
+
+def _uuids(values: Any) -> list[uuid.UUID]:
+    found = []
+    for value in values:
+        if isinstance(value, str):
+            try:
+                found.append(uuid.UUID(value))
+            except ValueError:
+                continue
+    return found

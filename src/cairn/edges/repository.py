@@ -1,0 +1,131 @@
+"""Edge queries. Every one is owner-scoped: an edge never crosses tenants."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+CONTEXT_SCHEMA = "agent.context.v1"
+
+_UPSERT = text(
+    "INSERT INTO breadcrumb_edges (owner_id, from_id, to_id, edge_type, weight)"
+    " VALUES (:owner, :from_id, :to_id, :edge_type, :weight)"
+    " ON CONFLICT (from_id, to_id, edge_type) DO UPDATE SET weight = EXCLUDED.weight"
+)
+
+
+async def upsert_edges(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    edges: Sequence[tuple[uuid.UUID, uuid.UUID, int, float]],
+) -> None:
+    if edges:
+        params = [
+            {"owner": owner_id, "from_id": a, "to_id": b, "edge_type": t, "weight": w}
+            for a, b, t, w in edges
+        ]
+        await session.execute(_UPSERT, params)
+
+
+async def existing_ids(
+    session: AsyncSession, owner_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> list[uuid.UUID]:
+    query = text("SELECT id FROM breadcrumbs WHERE owner_id = :owner AND id = ANY(:ids)")
+    rows = await session.execute(query, {"owner": owner_id, "ids": list(ids)})
+    return [row.id for row in rows]
+
+
+async def breadcrumbs_of_events(
+    session: AsyncSession, owner_id: uuid.UUID, event_ids: Sequence[uuid.UUID]
+) -> list[uuid.UUID]:
+    """The breadcrumbs that events (by event id, e.g. ``trigger_event_id``) were about."""
+    query = text(
+        "SELECT DISTINCT (payload->>'breadcrumb_id')::uuid AS id FROM outbox"
+        " WHERE owner_id = :owner AND msg_id = ANY(:ids)"
+    )
+    rows = await session.execute(query, {"owner": owner_id, "ids": list(event_ids)})
+    return [row.id for row in rows]
+
+
+async def previous_in_session(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    record_id: uuid.UUID,
+    session_tag: str,
+    created_at: Any,
+) -> uuid.UUID | None:
+    query = text(
+        "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND tags @> ARRAY[:tag]"
+        " AND id <> :me AND schema_name IS DISTINCT FROM :ctx"
+        " AND (created_at, id) < (:created_at, :me) ORDER BY created_at DESC, id DESC LIMIT 1"
+    )
+    params = {"owner": owner_id, "tag": session_tag, "me": record_id, "ctx": CONTEXT_SCHEMA}
+    row = (await session.execute(query, params | {"created_at": created_at})).first()
+    return row.id if row else None
+
+
+async def sharing_tags(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    record_id: uuid.UUID,
+    tags: Sequence[str],
+    limit: int,
+) -> list[uuid.UUID]:
+    query = text(
+        "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND tags && :tags AND id <> :me"
+        " AND schema_name IS DISTINCT FROM :ctx ORDER BY created_at DESC LIMIT :limit"
+    )
+    params = {"owner": owner_id, "tags": list(tags), "me": record_id, "ctx": CONTEXT_SCHEMA}
+    rows = await session.execute(query, params | {"limit": limit})
+    return [row.id for row in rows]
+
+
+async def nearest(
+    session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID, k: int
+) -> list[tuple[uuid.UUID, float]]:
+    """The k most similar records by embedding (cosine similarity), via the HNSW index."""
+    await session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, 4 * k):d}"))
+    query = text(
+        "SELECT b.id, 1 - (b.embedding <=> me.embedding) AS similarity"
+        " FROM breadcrumbs me, LATERAL (SELECT id, embedding FROM breadcrumbs"
+        "   WHERE embedding IS NOT NULL AND owner_id = :owner AND id <> :me"
+        "   AND schema_name IS DISTINCT FROM :ctx"
+        "   ORDER BY embedding <=> me.embedding LIMIT :k) b"
+        " WHERE me.id = :me AND me.embedding IS NOT NULL"
+    )
+    params = {"owner": owner_id, "me": record_id, "ctx": CONTEXT_SCHEMA, "k": k}
+    rows = await session.execute(query, params)
+    return [(row.id, float(row.similarity)) for row in rows]
+
+
+async def request_response_pairs(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    record_id: uuid.UUID,
+    answers: Sequence[str],
+    asks: Sequence[str],
+) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """(request, response) pairs linked by ``requestId``, in either arrival order."""
+    pairs: list[tuple[uuid.UUID, uuid.UUID]] = []
+    for request_id in answers:  # this record answers: find who asked
+        query = text(
+            "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND id <> :me AND"
+            " context @> jsonb_build_object('tool_requests',"
+            " jsonb_build_array(jsonb_build_object('requestId', CAST(:rid AS text))))"
+            " ORDER BY created_at DESC LIMIT 3"
+        )
+        rows = await session.execute(query, {"owner": owner_id, "me": record_id, "rid": request_id})
+        pairs += [(row.id, record_id) for row in rows]
+    for request_id in asks:  # this record asks: find answers already there
+        query = text(
+            "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND id <> :me AND"
+            " context @> jsonb_build_object('requestId', CAST(:rid AS text))"
+            " ORDER BY created_at DESC LIMIT 3"
+        )
+        rows = await session.execute(query, {"owner": owner_id, "me": record_id, "rid": request_id})
+        pairs += [(record_id, row.id) for row in rows]
+    return pairs

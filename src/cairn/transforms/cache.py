@@ -1,0 +1,53 @@
+"""A small thread-safe LRU map (renders run in worker threads, invalidation on the loop)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def get_or_make(self, key: K, make: Callable[[], V]) -> V:
+        """The cached value, or ``make()`` cached (made outside the lock: two threads may
+        both make it, and the results are equal)."""
+        found = self.get(key)
+        if found is None:
+            found = make()
+            self.put(key, found)
+        return found
+
+    def discard_if(self, doomed: Callable[[K], bool]) -> None:
+        with self._lock:
+            for key in [key for key in self._items if doomed(key)]:
+                del self._items[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,106 @@
+"""One event to every matching webhook of its tenant; what kept failing goes to the DLQ.
+
+Plain bytes in, no NATS here, so the whole decision is testable with in-memory twins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from prometheus_client import Counter
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn.webhooks import repository
+from cairn.webhooks.delivery import Deliverer, Outcome, Target
+from cairn.webhooks.targets import TargetCache
+
+log = logging.getLogger(__name__)
+
+DELIVERIES = Counter(
+    "cairn_webhook_deliveries_total",
+    "Webhook deliveries by outcome (delivered, dead_lettered, redelivered, redelivery_failed)",
+    ["outcome"],
+)
+
+
+class DeadLetters(Protocol):
+    async def add(
+        self, target: Target, event_id: str, event: dict[str, Any], outcome: Outcome
+    ) -> None: ...
+
+
+class DatabaseDeadLetters:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self.sessions = sessions
+
+    async def add(
+        self, target: Target, event_id: str, event: dict[str, Any], outcome: Outcome
+    ) -> None:
+        values = {
+            "owner_id": target.owner_id,
+            "webhook_id": target.webhook_id,
+            "agent_id": target.agent_id,
+            "url": target.url,
+            "event_id": event_id,
+            "payload": event,
+            "attempts": outcome.attempts,
+            "last_error": outcome.last_error or "unknown error",
+        }
+        async with self.sessions() as session, session.begin():
+            await repository.record_dead_letter(session, values)
+
+
+class EventDispatcher:
+    def __init__(self, targets: TargetCache, deliverer: Deliverer, dead: DeadLetters) -> None:
+        self.targets = targets
+        self.deliverer = deliverer
+        self.dead = dead
+
+    async def dispatch(self, body: bytes) -> int:
+        """Deliver ``body`` (the event exactly as published) to the webhooks that want it;
+        returns how many did. Raises only when the database is unreachable (retry later)."""
+        event = _parse(body)
+        if event is None:
+            return 0
+        targets = await self.targets.for_owner(event.owner_id)
+        matching = [target for target in targets if target.wants(event.payload)]
+        if not matching:
+            return 0
+        outcomes = await asyncio.gather(
+            *(self.deliverer.deliver(target, body, event.event_id) for target in matching)
+        )
+        for target, outcome in zip(matching, outcomes, strict=True):
+            if outcome.delivered:
+                DELIVERIES.labels("delivered").inc()
+                continue
+            log.warning(
+                "webhook %s gave up on event %s after %d attempts: %s",
+                target.webhook_id, event.event_id, outcome.attempts, outcome.last_error,
+            )  # fmt: skip
+            await self.dead.add(target, event.event_id, event.payload, outcome)
+            DELIVERIES.labels("dead_lettered").inc()
+        return sum(outcome.delivered for outcome in outcomes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Event:
+    owner_id: uuid.UUID
+    event_id: str
+    payload: dict[str, Any]
+
+
+def _parse(body: bytes) -> _Event | None:
+    """The event and its tenant, or None for a message that is not a change event (a poison
+    message: acknowledged and dropped, never retried)."""
+    try:
+        payload = json.loads(body)
+        owner_id = uuid.UUID(str(payload["owner_id"]))
+    except (ValueError, KeyError, TypeError):
+        log.warning("skipping a message that is not a change event: %.200r", body)
+        return None
+    return _Event(owner_id, str(payload.get("event_id", "")), payload)

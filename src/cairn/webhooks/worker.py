@@ -1,0 +1,37 @@
+"""Webhook delivery inside an API process: one HTTP client, the JetStream consumer and the
+DLQ requeue loop, started by ``cairn.events.runtime.start_events``."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn.config import EventSettings
+from cairn.events.nats_client import NatsHolder
+from cairn.webhooks.consumer import WebhookConsumer
+from cairn.webhooks.delivery import Deliverer
+from cairn.webhooks.dispatch import DatabaseDeadLetters, EventDispatcher
+from cairn.webhooks.requeue import DeadLetterRequeuer
+from cairn.webhooks.targets import TargetCache, database_loader
+
+
+async def run_webhook_delivery(
+    holder: NatsHolder, sessions: async_sessionmaker[AsyncSession], settings: EventSettings
+) -> None:
+    """Runs until cancelled; each loop survives NATS and PostgreSQL outages on its own."""
+    limits = httpx.Limits(
+        max_connections=settings.webhook_concurrency,
+        max_keepalive_connections=settings.webhook_concurrency,
+    )
+    # Redirects are never followed: a receiver must not steer signed events elsewhere.
+    async with httpx.AsyncClient(follow_redirects=False, limits=limits) as http:
+        deliverer = Deliverer(http, settings)
+        targets = TargetCache(database_loader(sessions), settings.webhook_cache_ttl_s)
+        dispatcher = EventDispatcher(targets, deliverer, DatabaseDeadLetters(sessions))
+        consumer = WebhookConsumer(holder, dispatcher, settings)
+        requeuer = DeadLetterRequeuer(sessions, deliverer, settings)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(consumer.run(), name="webhook-consumer")
+            group.create_task(requeuer.run(), name="webhook-requeue")

@@ -1,0 +1,1 @@
+"""The worker process: JetStream consumer, edge builder and context builder."""

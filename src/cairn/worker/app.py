@@ -1,0 +1,58 @@
+"""The worker's composition root: builds its resources, consumes until told to stop."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from cairn.config import Settings
+from cairn.db.engine import create_engine, create_session_factory
+from cairn.edges.builder import EdgeOptions
+from cairn.events.nats_client import NatsHolder
+from cairn.events.stream_setup import ensure_stream
+from cairn.worker.consumer import DurableConsumer
+from cairn.worker.handlers import Handlers
+
+log = logging.getLogger(__name__)
+
+DURABLE = "cairn-worker"
+DRAIN_TIMEOUT_S = 30.0
+
+
+async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
+    """Consume breadcrumb events until ``stop`` is set, then drain and close."""
+    if not settings.database_url or not settings.nats_url:
+        raise RuntimeError("the worker needs DATABASE_URL and NATS_URL")
+    engine = create_engine(settings.database_url, settings)
+    holder = NatsHolder(settings.nats_url)
+    try:
+        await holder.run()
+        js = holder.jetstream()
+        assert js is not None
+        await ensure_stream(js, settings.events)
+        handlers = Handlers(create_session_factory(engine), EdgeOptions())
+        consumer = DurableConsumer(
+            js, handlers.handle, durable=DURABLE, concurrency=settings.worker_concurrency
+        )
+        consuming = asyncio.create_task(consumer.run(), name="worker-consumer")
+        await _until(stop, consuming)
+        await consumer.stop()
+        try:
+            await asyncio.wait_for(consuming, DRAIN_TIMEOUT_S)
+        except TimeoutError:
+            log.warning(
+                "worker did not drain within %.0f s; unacked events will be redelivered",
+                DRAIN_TIMEOUT_S,
+            )
+        log.info("worker stopped")
+    finally:
+        await holder.close()
+        await engine.dispose()
+
+
+async def _until(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
+    waiting = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({waiting, task}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if task in done:
+        await task  # the consumer failed: raise its error

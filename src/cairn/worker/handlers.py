@@ -1,0 +1,62 @@
+"""The worker's registry: event type → what happens. Every entry point is in this table."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from cairn.breadcrumbs import repository as breadcrumbs
+from cairn.edges.builder import EdgeOptions, build_edges
+from cairn.worker.outcomes import PoisonMessage, RetryLater
+
+log = logging.getLogger(__name__)
+
+Step = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Handlers:
+    def __init__(
+        self, session_factory: async_sessionmaker[AsyncSession], edges: EdgeOptions
+    ) -> None:
+        self.session_factory = session_factory
+        self.edge_options = edges
+        self.table: dict[str, list[Step]] = {
+            "breadcrumb.created": [self.build_edges],
+            "breadcrumb.updated": [self.build_edges],
+            "breadcrumb.deleted": [],
+        }
+
+    def add(self, event_type: str, step: Step) -> None:
+        self.table.setdefault(event_type, []).append(step)
+
+    async def handle(self, event: dict[str, Any]) -> None:
+        steps = self.table.get(str(event.get("type")))
+        if steps is None:
+            raise PoisonMessage(f"unknown event type {event.get('type')!r}")
+        try:
+            for step in steps:
+                await step(event)
+        except (OperationalError, DBAPIError, OSError) as error:
+            raise RetryLater(f"database unavailable: {error}"[:200]) from error
+
+    async def build_edges(self, event: dict[str, Any]) -> None:
+        owner, record_id = _ids(event)
+        async with self.session_factory() as session, session.begin():
+            row = await breadcrumbs.get(session, owner, record_id)
+            if row is None:  # deleted since: nothing to link
+                return
+            counts = await build_edges(session, row, self.edge_options)
+        if counts:
+            log.debug("edges for %s: %s", record_id, dict(counts))
+
+
+def _ids(event: dict[str, Any]) -> tuple[uuid.UUID, uuid.UUID]:
+    try:
+        return uuid.UUID(event["owner_id"]), uuid.UUID(event["breadcrumb_id"])
+    except (KeyError, ValueError, TypeError) as error:
+        raise PoisonMessage(f"event without valid ids: {error}") from error

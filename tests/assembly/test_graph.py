@@ -1,0 +1,59 @@
+"""The graph CTE: radius 2, both directions, fan-out caps, owner and blacklist filters."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+from fastapi import FastAPI
+from tests.assembly.helpers import link, post
+
+from cairn.context.graph import load_graph
+
+
+async def _graph_ids(
+    app: FastAPI, seeds: list[uuid.UUID], excluded: frozenset[str] = frozenset(), **kw: int
+) -> set[uuid.UUID]:
+    resources = app.state.resources
+    async with resources.session_factory() as session:
+        graph = await load_graph(session, resources.default_tenant, seeds, excluded, **kw)
+    return set(graph.records)
+
+
+async def test_radius_two_in_both_directions(client: httpx.AsyncClient, app: FastAPI) -> None:
+    a, b, c, d, e = [await post(client, title=f"n{i}") for i in range(5)]
+    # a → b → c → d, and e → a (an incoming edge)
+    await link(app, [(a, b, 0, 1.0), (b, c, 1, 1.0), (c, d, 2, 1.0), (e, a, 0, 1.0)])
+    assert await _graph_ids(app, [a]) == {a, b, c, e}
+    assert await _graph_ids(app, [d]) == {d, c, b}
+    assert await _graph_ids(app, [a], radius=1) == {a, b, e}
+
+
+async def test_fanout_is_capped_strongest_edges_first(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    hub = await post(client, title="hub")
+    leaves = [await post(client, title=f"leaf {i}") for i in range(6)]
+    causal, semantic = leaves[:2], leaves[2:]
+    await link(app, [(hub, leaf, 0, 1.0) for leaf in causal])
+    await link(app, [(hub, leaf, 3, 0.5 + i / 10) for i, leaf in enumerate(semantic)])
+    loaded = await _graph_ids(app, [hub], fanout=3)
+    assert loaded == {hub, *causal, semantic[-1]}  # causal first, then the most similar
+
+
+async def test_blacklisted_schemas_are_neither_loaded_nor_walked(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    a = await post(client, title="a")
+    hidden = await post(client, title="hidden", schema_name="secret.v1")
+    beyond = await post(client, title="beyond")
+    await link(app, [(a, hidden, 0, 1.0), (hidden, beyond, 0, 1.0)])
+    assert await _graph_ids(app, [a], frozenset({"secret.v1"})) == {a}
+
+
+async def test_edges_of_other_tenants_are_not_followed(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    a, b = await post(client, title="a"), await post(client, title="b")
+    await link(app, [(a, b, 0, 1.0)], owner=uuid.uuid4())  # an edge recorded under another owner
+    assert await _graph_ids(app, [a]) == {a}

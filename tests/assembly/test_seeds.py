@@ -1,0 +1,141 @@
+"""Seed sources against the database: batched always-sources, exact hybrid search with a
+real schema filter, session scope, recency, and the blacklist everywhere."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import httpx
+import numpy as np
+from fastapi import FastAPI
+from sqlalchemy import event, text
+from tests.assembly.helpers import post
+
+from cairn.context import seeds as seeding
+from cairn.context.agents import AlwaysSource, SemanticSource
+
+NONE: frozenset[str] = frozenset()
+
+
+async def test_always_sources_come_in_one_query(
+    client: httpx.AsyncClient, app: FastAPI, marker: str
+) -> None:
+    schema = f"tool{uuid.uuid4().hex[:6]}.v1"
+    tools = [await post(client, schema_name=schema, title=f"tool {i}") for i in range(3)]
+    tagged = await post(client, tags=[marker], title="tagged")
+    sources = [
+        AlwaysSource("schema", schema, None, "all", 10),
+        AlwaysSource("schema", schema, None, "latest", 10),
+        AlwaysSource("tag", None, marker, "recent", 5),
+    ]
+    resources = app.state.resources
+    statements: list[str] = []
+
+    def count(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    async with resources.session_factory() as session:
+        connection = (await session.connection()).sync_connection
+        assert connection is not None
+        event.listen(connection, "before_cursor_execute", count)  # this session's queries only
+        batch = await seeding.always_seeds(session, resources.default_tenant, sources, NONE)
+        event.remove(connection, "before_cursor_execute", count)
+    assert len(statements) == 1
+    ids = [seed.record_id for seed in batch.seeds]
+    assert ids == [*tools[::-1], tools[-1], tagged]  # newest first; latest = the newest one
+
+
+async def test_blacklist_applies_to_always_and_session(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    session_tag = f"session:{uuid.uuid4().hex[:8]}"
+    kept = await post(client, schema_name="note.v1", tags=[session_tag])
+    await post(client, schema_name="secret.v1", tags=[session_tag])
+    trigger = await post(client, schema_name="user.message.v1", tags=[session_tag])
+    resources = app.state.resources
+    excluded = frozenset({"secret.v1"})
+    async with resources.session_factory() as session:
+        batch = await seeding.session_seeds(
+            session, resources.default_tenant, [session_tag], 10, excluded, trigger
+        )
+        always = await seeding.always_seeds(
+            session,
+            resources.default_tenant,
+            [AlwaysSource("schema", "secret.v1", None, "all", 5)],
+            excluded,
+        )
+    assert [seed.record_id for seed in batch.seeds] == [kept]
+    assert always.seeds == []
+
+
+async def test_session_seeds_are_newest_first_with_recency_scores(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    session_tag = f"session:{uuid.uuid4().hex[:8]}"
+    turns = [await post(client, tags=[session_tag], title=f"turn {i}") for i in range(5)]
+    trigger = turns[-1]
+    resources = app.state.resources
+    async with resources.session_factory() as session:
+        batch = await seeding.session_seeds(
+            session, resources.default_tenant, [session_tag], 3, NONE, trigger
+        )
+    assert [seed.record_id for seed in batch.seeds] == turns[3::-1][:3]
+    scores = [seed.score for seed in batch.seeds]
+    assert scores == sorted(scores, reverse=True) and scores[0] == 1.0
+
+
+async def test_semantic_search_returns_the_exact_top_results_within_the_schema_filter(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    topics = ["cats sleep on sofas", "dogs love long walks", "invoices are due friday",
+              "the lisbon office moved", "kittens chase string", "quarterly revenue grew",
+              "a cat napping in the sun", "tax forms for the office"]  # fmt: skip
+    for i, topic in enumerate(topics):
+        await post(client, schema_name=schema, title=f"doc {i}", context={"text": topic})
+        await post(client, schema_name="other.v1", title=f"decoy {i}", context={"text": topic})
+    trigger = await post(
+        client, schema_name="user.message.v1", title="q", context={"text": "where do cats sleep"}
+    )
+    resources = app.state.resources
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=3, min_similarity=0.0)
+    async with resources.session_factory() as session:
+        batch = await seeding.semantic_seeds(
+            session, resources.default_tenant, trigger, source, [], [], NONE
+        )
+        exact = await _exact_top(session, trigger, schema, 3)
+    assert [seed.record_id for seed in batch.seeds] == exact
+    assert all(batch.records[s.record_id].schema_name == schema for s in batch.seeds)
+
+
+async def _exact_top(session: object, trigger: uuid.UUID, schema: str, k: int) -> list[uuid.UUID]:
+    rows = await session.execute(  # type: ignore[attr-defined]
+        text("SELECT id, embedding FROM breadcrumbs WHERE schema_name = :s OR id = :t"),
+        {"s": schema, "t": trigger},
+    )
+    vectors = {row.id: np.asarray(json.loads(row.embedding)) for row in rows}
+    probe = vectors.pop(trigger)
+    ranked = sorted(vectors, key=lambda i: (-float(vectors[i] @ probe), str(i)))
+    return ranked[:k]
+
+
+async def test_semantic_scope_session_and_threshold(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    session_tag = f"session:{uuid.uuid4().hex[:8]}"
+    inside = await post(client, tags=[session_tag], context={"text": "the blue whale is huge"})
+    await post(client, context={"text": "the blue whale is huge indeed"})  # outside the session
+    trigger = await post(client, tags=[session_tag], context={"text": "how big is a blue whale"})
+    resources = app.state.resources
+    scoped = SemanticSource(enabled=True, limit=5, min_similarity=0.0, scope="session")
+    strict = SemanticSource(enabled=True, limit=5, min_similarity=0.99, scope="session")
+    async with resources.session_factory() as session:
+        found = await seeding.semantic_seeds(
+            session, resources.default_tenant, trigger, scoped, [], [session_tag], NONE
+        )
+        none = await seeding.semantic_seeds(
+            session, resources.default_tenant, trigger, strict, [], [session_tag], NONE
+        )
+    assert [seed.record_id for seed in found.seeds] == [inside]
+    assert none.seeds == [] and [rid for rid, _ in none.below_threshold] == [inside]

@@ -1,0 +1,121 @@
+"""The edge builder on real records in PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy import text
+from tests.factories import breadcrumb
+
+from cairn.breadcrumbs import repository as breadcrumbs
+from cairn.edges.builder import CAUSAL, SEMANTIC, TAG, TEMPORAL, EdgeOptions, build_edges
+
+
+async def _post(client: httpx.AsyncClient, **overrides: object) -> uuid.UUID:
+    response = await client.post("/breadcrumbs", json=breadcrumb(**overrides))
+    assert response.status_code == 201, response.text
+    return uuid.UUID(response.json()["id"])
+
+
+async def _build(app: FastAPI, ids: Sequence[uuid.UUID]) -> None:
+    resources = app.state.resources
+    for record_id in ids:
+        async with resources.session_factory() as session, session.begin():
+            row = await breadcrumbs.get(session, resources.default_tenant, record_id)
+            assert row is not None
+            await build_edges(session, row, EdgeOptions())
+
+
+async def _edges(app: FastAPI, ids: Sequence[uuid.UUID]) -> set[tuple[uuid.UUID, uuid.UUID, int]]:
+    query = text(
+        "SELECT from_id, to_id, edge_type FROM breadcrumb_edges"
+        " WHERE from_id = ANY(:ids) AND to_id = ANY(:ids)"
+    )
+    async with app.state.resources.engine.connect() as connection:
+        rows = await connection.execute(query, {"ids": list(ids)})
+        return {(row.from_id, row.to_id, row.edge_type) for row in rows}
+
+
+async def test_session_request_response_and_reply_edges(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    session = f"session:{uuid.uuid4().hex[:8]}"
+    rid = f"calc-{uuid.uuid4().hex[:6]}"
+    ask = await _post(client, tags=[session], title="question", context={"text": "what is 2+2"})
+    plan = await _post(
+        client, tags=[session], title="plan",
+        context={"message": "calling", "tool_requests": [{"tool": "calculator", "requestId": rid}]},
+    )  # fmt: skip
+    answer = await _post(
+        client, tags=[session], title="result", context={"requestId": rid, "output": 4}
+    )
+    reply = await _post(client, title="follow-up", context={"reply_to": str(ask), "text": "thanks"})
+    ids = [ask, plan, answer, reply]
+    await _build(app, ids)
+    edges = await _edges(app, ids)
+    assert {(ask, plan, TEMPORAL), (plan, answer, TEMPORAL)} <= edges
+    assert (plan, answer, CAUSAL) in edges
+    assert (ask, reply, CAUSAL) in edges
+    assert (ask, answer, TEMPORAL) not in edges  # only the previous record of the session
+
+
+async def test_response_arriving_first_is_linked_when_the_request_comes(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    rid = f"r-{uuid.uuid4().hex[:6]}"
+    answer = await _post(client, title="early result", context={"requestId": rid})
+    plan = await _post(client, title="late plan", context={"tool_requests": [{"requestId": rid}]})
+    await _build(app, [answer, plan])
+    assert (plan, answer, CAUSAL) in await _edges(app, [answer, plan])
+
+
+async def test_tag_and_semantic_edges_and_idempotency(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    tag = f"topic{uuid.uuid4().hex[:6]}"
+    title = "Lisbon office invoices"
+    first_text = {"text": "Invoices for the Lisbon office are due on Friday"}
+    second_text = {"text": "The Lisbon office invoices are due this Friday"}
+    first = await _post(client, tags=[tag], title=title, context=first_text)
+    second = await _post(client, tags=[tag], title=title, context=second_text)
+    await _build(app, [first, second])
+    edges = await _edges(app, [first, second])
+    assert (second, first, TAG) in edges
+    assert (second, first, SEMANTIC) in edges or (first, second, SEMANTIC) in edges
+    await _build(app, [first, second])
+    assert await _edges(app, [first, second]) == edges  # rebuilding adds nothing
+    query = text(
+        "SELECT weight FROM breadcrumb_edges WHERE edge_type = 3 AND from_id = :a AND to_id = :b"
+    )
+    async with app.state.resources.engine.connect() as connection:
+        weight = (await connection.execute(query, {"a": second, "b": first})).scalar_one()
+    assert 0.55 <= weight <= 1.0
+
+
+async def test_edges_never_cross_tenants(client: httpx.AsyncClient, app: FastAPI) -> None:
+    from cairn.breadcrumbs.schemas import BreadcrumbCreate
+    from cairn.breadcrumbs.service import BreadcrumbWriter
+    from cairn.db.tenants import ensure_tenant
+    from cairn.principal import Principal
+
+    resources = app.state.resources
+    other = uuid.uuid4()
+    await ensure_tenant(resources.engine, other, f"tenant-{other}")
+    text_ = {"text": "Quarterly numbers for the Oslo branch look strong"}
+    mine = await _post(client, tags=["oslo"], title="Oslo numbers", context=text_)
+    async with resources.session_factory() as session, session.begin():
+        writer = BreadcrumbWriter(
+            session, resources.embedder, resources.settings.limits, Principal(other, "t")
+        )
+        body = BreadcrumbCreate.model_validate(
+            breadcrumb(tags=["oslo"], title="Oslo numbers", context=text_)
+        )
+        theirs = (await writer.create(body, None)).id
+    async with resources.session_factory() as session, session.begin():
+        row = await breadcrumbs.get(session, other, theirs)
+        assert row is not None
+        await build_edges(session, row, EdgeOptions())
+    assert not await _edges(app, [mine, theirs])
