@@ -123,3 +123,18 @@ async def live_url(app: FastAPI) -> AsyncIterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     await task
+
+
+@pytest.fixture(scope="session")
+async def worker(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
+    """One worker (edge and context builder) consuming the session's stream."""
+    import asyncio
+
+    from cairn.worker.app import run_worker
+
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_worker(settings, stop))
+    await asyncio.sleep(1.0)  # its durable consumer exists before the tests post
+    yield
+    stop.set()
+    await asyncio.wait_for(task, 30)

@@ -60,10 +60,21 @@ class EventSettings(BaseModel):
     webhook_requeue_poll_s: float = 1.0  # how often DLQ entries asked to retry are looked for
 
 
+class ContextSettings(BaseModel):
+    """The context builder: budgets, graph reach, and the tokenizer."""
+
+    default_budget: int = 4000
+    max_nodes: int = 200
+    radius: int = 2
+    fanout: int = 16
+    encoding: str = "o200k_base"
+    tokenizer_dir: Path | None = None  # default: <data_dir>/tokenizers
+
+
 class TransformSettings(BaseModel):
     """llm_hints rendering: limits on what one record's templates may cost, and caches."""
 
-    render_ms: float = 50.0  # per record, all of its rules together
+    render_ms: float = 50.0  # CPU time per record, all of its rules together
     max_output_chars: int = 64 * 1024  # the rendered view of one record
     max_value_chars: int = 1024 * 1024  # any intermediate value inside a template
     max_emitted_chars: int = 1024 * 1024  # text written, macro and block buffers included
@@ -107,6 +118,7 @@ class Settings(BaseSettings):
     limits: Limits = Limits()
     embedding: EmbeddingSettings = EmbeddingSettings()
     transforms: TransformSettings = TransformSettings()
+    context: ContextSettings = ContextSettings()
     events: EventSettings = EventSettings()
 
     @property

@@ -26,3 +26,22 @@ async def link(
     resources = app.state.resources
     async with resources.session_factory() as session, session.begin():
         await upsert_edges(session, owner or resources.default_tenant, edges)
+
+
+async def insert_quietly(app: FastAPI, title: str, schema_name: str = "note.v1") -> uuid.UUID:
+    """A record written straight to the table: no event, so no worker builds its edges and
+    a test controls every edge it has."""
+    from cairn.breadcrumbs.repository import insert_breadcrumb
+
+    resources = app.state.resources
+    record_id = uuid.uuid4()
+    async with resources.session_factory() as session, session.begin():
+        await insert_breadcrumb(
+            session,
+            {
+                "id": record_id, "owner_id": resources.default_tenant, "schema_name": schema_name,
+                "title": title, "tags": [], "context": {"title": title},
+                "checksum": "sha256:test", "size_bytes": 0,
+            },
+        )  # fmt: skip
+    return record_id

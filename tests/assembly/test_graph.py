@@ -6,7 +6,7 @@ import uuid
 
 import httpx
 from fastapi import FastAPI
-from tests.assembly.helpers import link, post
+from tests.assembly.helpers import insert_quietly, link
 
 from cairn.context.graph import load_graph
 
@@ -21,7 +21,7 @@ async def _graph_ids(
 
 
 async def test_radius_two_in_both_directions(client: httpx.AsyncClient, app: FastAPI) -> None:
-    a, b, c, d, e = [await post(client, title=f"n{i}") for i in range(5)]
+    a, b, c, d, e = [await insert_quietly(app, f"n{i}") for i in range(5)]
     # a → b → c → d, and e → a (an incoming edge)
     await link(app, [(a, b, 0, 1.0), (b, c, 1, 1.0), (c, d, 2, 1.0), (e, a, 0, 1.0)])
     assert await _graph_ids(app, [a]) == {a, b, c, e}
@@ -32,8 +32,8 @@ async def test_radius_two_in_both_directions(client: httpx.AsyncClient, app: Fas
 async def test_fanout_is_capped_strongest_edges_first(
     client: httpx.AsyncClient, app: FastAPI
 ) -> None:
-    hub = await post(client, title="hub")
-    leaves = [await post(client, title=f"leaf {i}") for i in range(6)]
+    hub = await insert_quietly(app, "hub")
+    leaves = [await insert_quietly(app, f"leaf {i}") for i in range(6)]
     causal, semantic = leaves[:2], leaves[2:]
     await link(app, [(hub, leaf, 0, 1.0) for leaf in causal])
     await link(app, [(hub, leaf, 3, 0.5 + i / 10) for i, leaf in enumerate(semantic)])
@@ -44,9 +44,9 @@ async def test_fanout_is_capped_strongest_edges_first(
 async def test_blacklisted_schemas_are_neither_loaded_nor_walked(
     client: httpx.AsyncClient, app: FastAPI
 ) -> None:
-    a = await post(client, title="a")
-    hidden = await post(client, title="hidden", schema_name="secret.v1")
-    beyond = await post(client, title="beyond")
+    a = await insert_quietly(app, "a")
+    hidden = await insert_quietly(app, "hidden", "secret.v1")
+    beyond = await insert_quietly(app, "beyond")
     await link(app, [(a, hidden, 0, 1.0), (hidden, beyond, 0, 1.0)])
     assert await _graph_ids(app, [a], frozenset({"secret.v1"})) == {a}
 
@@ -54,6 +54,6 @@ async def test_blacklisted_schemas_are_neither_loaded_nor_walked(
 async def test_edges_of_other_tenants_are_not_followed(
     client: httpx.AsyncClient, app: FastAPI
 ) -> None:
-    a, b = await post(client, title="a"), await post(client, title="b")
+    a, b = await insert_quietly(app, "a"), await insert_quietly(app, "b")
     await link(app, [(a, b, 0, 1.0)], owner=uuid.uuid4())  # an edge recorded under another owner
     assert await _graph_ids(app, [a]) == {a}

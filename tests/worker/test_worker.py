@@ -5,26 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from tests.factories import breadcrumb
-
-from cairn.config import Settings
-from cairn.worker.app import run_worker
-
-
-@pytest.fixture(scope="session")
-async def worker(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
-    stop = asyncio.Event()
-    task = asyncio.create_task(run_worker(settings, stop))
-    await asyncio.sleep(0.5)  # the durable consumer exists before the tests post
-    yield
-    stop.set()
-    await asyncio.wait_for(task, 30)
 
 
 async def _edges_of(app: FastAPI, record_id: str) -> list[tuple[str, str, int]]:

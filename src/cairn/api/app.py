@@ -17,6 +17,8 @@ from cairn.api.resources import Resources
 from cairn.breadcrumbs import endpoints as breadcrumbs
 from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
+from cairn.context import endpoints as contexts
+from cairn.context.builder import ContextBuilder
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.db.migrate import upgrade
 from cairn.db.tenants import ensure_tenant
@@ -30,7 +32,7 @@ from cairn.webhooks import endpoints as webhooks
 
 log = logging.getLogger(__name__)
 
-ROUTERS = (health.router, breadcrumbs.router, stream.router, webhooks.router)
+ROUTERS = (health.router, breadcrumbs.router, stream.router, webhooks.router, contexts.router)
 
 
 def create_app(
@@ -74,7 +76,10 @@ async def _open(settings: Settings, embedder: Embedder | None, *, migrate: bool)
         embedder = await asyncio.to_thread(load_embedder, settings)
     sessions = create_session_factory(engine)
     transforms = Transforms(settings.transforms)
-    resources = Resources(settings, engine, sessions, embedder, tenant, transforms)
+    contexts = await asyncio.to_thread(
+        ContextBuilder.create, settings, sessions, transforms, embedder
+    )
+    resources = Resources(settings, engine, sessions, embedder, tenant, transforms, contexts)
     retries = run_embedding_retries(
         resources.session_factory, embedder, settings.embedding.retry_interval_s
     )

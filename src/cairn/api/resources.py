@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from cairn.config import Settings
+from cairn.context.builder import ContextBuilder
 from cairn.embedding import Embedder
 from cairn.events.nats_client import NatsHolder
 from cairn.transforms import Transforms
@@ -22,5 +23,6 @@ class Resources:
     embedder: Embedder
     default_tenant: uuid.UUID
     transforms: Transforms  # llm_hints: compiled templates and schema-hint caches
+    contexts: ContextBuilder  # on-demand assembly (the worker assembles on events)
     nats: NatsHolder | None = None  # when NATS_URL is set
     background: list[Any] = field(default_factory=list)

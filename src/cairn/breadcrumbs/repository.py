@@ -65,6 +65,18 @@ async def insert_breadcrumb(session: AsyncSession, values: dict[str, Any]) -> Ro
     return row
 
 
+async def insert_breadcrumb_if_absent(session: AsyncSession, values: dict[str, Any]) -> Row | None:
+    """Insert unless a record with this id exists (then None): the create half of an upsert."""
+    statement = (
+        pg_insert(breadcrumbs)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=["id"])
+        .returning(breadcrumbs)
+    )
+    row: Row | None = (await session.execute(statement)).mappings().one_or_none()
+    return row
+
+
 async def get(
     session: AsyncSession,
     owner_id: uuid.UUID,

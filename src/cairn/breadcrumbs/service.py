@@ -33,7 +33,8 @@ from cairn.breadcrumbs.validation import (
     checksum,
 )
 from cairn.config import Limits
-from cairn.embedding import Embedder, entity_keywords
+from cairn.context.definitions import check_definition
+from cairn.embedding import Embedder, entity_keywords, tag_pointers
 from cairn.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 MAX_CAS_ATTEMPTS = 5
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 EMBED_TIMEOUT_S = 10.0
+# Outputs, not knowledge: assembled contexts are never searched, so never embedded.
+NOT_EMBEDDED_SCHEMAS = frozenset({"agent.context.v1"})
 TEXT_FIELDS = ("title", "description", "context", "llm_hints", "schema_name")
 HINT_FIELDS = ("llm_hints", "context", "schema_name")
 
@@ -71,6 +74,7 @@ class BreadcrumbWriter:
     async def create(self, body: BreadcrumbCreate, idempotency_key: str | None) -> CreatedResult:
         values = self._validated(body.model_dump(exclude_unset=False))
         self.transforms.check_record(values)
+        check_definition(values["schema_name"], values["context"])
         request_hash = checksum(canonical_json(body.model_dump(mode="json")))
         if idempotency_key is not None:
             _check_idempotency_key(idempotency_key)
@@ -102,6 +106,28 @@ class BreadcrumbWriter:
         await self._record(row, ChangeKind.created, change="create")
         self._definitions_changed(row)
         return result
+
+    async def put(self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate) -> Row:
+        """Create the record with this id, or replace its content if it exists: an upsert
+        for records whose id is derived from what they are (one per key, never two)."""
+        values = self._validated(body.model_dump(exclude_unset=False))
+        self.transforms.check_record(values)
+        check_definition(values["schema_name"], values["context"])
+        owner = self.principal.owner_id
+        for _ in range(MAX_CAS_ATTEMPTS):
+            if await repository.get(self.session, owner, breadcrumb_id) is not None:
+                return await self.mutate(breadcrumb_id, lambda _: dict(values), "replace")
+            derived = await self._derived(values, tags=values["tags"], new_id=breadcrumb_id)
+            actor = self.principal.actor
+            row = await repository.insert_breadcrumb_if_absent(
+                self.session,
+                {**values, **derived, "id": breadcrumb_id, "owner_id": owner}
+                | {"created_by": actor, "updated_by": actor},
+            )
+            if row is not None:
+                await self._record(row, ChangeKind.created, change="create")
+                return row
+        raise Conflict("the record kept changing concurrently; retry the request")
 
     async def update(
         self, breadcrumb_id: uuid.UUID, body: BreadcrumbUpdate, if_match: int | None
@@ -175,6 +201,9 @@ class BreadcrumbWriter:
                     f"version is {current['version']}, If-Match asked for {if_match}"
                 )
             values = change(current)
+            if "context" in values or "schema_name" in values:
+                merged = {**current, **values}
+                check_definition(merged["schema_name"], merged["context"])
             if any(field in values for field in HINT_FIELDS):
                 self.transforms.check_record({**current, **values})
             values |= await self._derived(values, tags=values.get("tags"), current=current)
@@ -228,6 +257,12 @@ class BreadcrumbWriter:
         text_changed = current is None or any(field in values for field in TEXT_FIELDS)
         if not text_changed and tags is None:
             return {}
+        if merged.get("schema_name") in NOT_EMBEDDED_SCHEMAS:
+            return {
+                "entity_keywords": tag_pointers(merged["tags"]),
+                "llm_text": None,
+                "embedding": None,
+            }
         llm_text = await self._llm_text(merged, new_id)
         out: dict[str, Any] = {"entity_keywords": entity_keywords(merged["tags"], llm_text)}
         if current is None or llm_text != current["llm_text"]:

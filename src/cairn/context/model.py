@@ -29,6 +29,7 @@ class Record:
     llm_hints: dict[str, Any] | None
     created_at: datetime
     updated_at: datetime
+    version: int | None = None  # lets the transforms cache compiled instance hints
 
     @property
     def session_tags(self) -> frozenset[str]:

@@ -11,7 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.model import Record
 
-COLUMNS = "id, owner_id, schema_name, title, tags, context, llm_hints, created_at, updated_at"
+COLUMNS = (
+    "id, owner_id, schema_name, title, tags, context, llm_hints, created_at, updated_at, version"
+)
 LIVE = "(ttl IS NULL OR ttl > now())"
 
 
@@ -26,6 +28,7 @@ def to_record(row: Mapping[Any, Any]) -> Record:
         llm_hints=row["llm_hints"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        version=row["version"],
     )
 
 

@@ -32,12 +32,28 @@ MAX_SLICES = 1_000
 MAX_JSON_INDENT = 8
 STEP_FILTER = "_budget_step"  # wrapped around `for … if` tests by the code generator
 
-_PLAIN = (
-    *("abs", "attr", "capitalize", "count", "dictsort", "first", "float", "groupby", "int"),
-    *("items", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr"),
-    *("reverse", "round", "select", "selectattr", "sort", "striptags", "title", "trim"),
-    *("truncate", "unique", "upper", "urlencode", "wordcount", "filesizeformat", "safe"),
+# Filters that only pick, count or reorder what they are given: no size check needed.
+_REARRANGING = (
+    *("attr", "count", "dictsort", "first", "groupby", "items", "last", "length", "list"),
+    *("map", "max", "min", "reject", "rejectattr", "reverse", "select", "selectattr", "sort"),
+    "unique",
 )
+# Filters whose output is about the size of their input: checked after they run.
+_TEXT = (
+    *("abs", "capitalize", "float", "int", "lower", "round", "safe", "striptags", "title"),
+    *("trim", "truncate", "upper", "urlencode", "wordcount", "filesizeformat"),
+)
+
+
+def stepped(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` with a budget step before it (keeps Jinja's pass_* markers)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        budget.active().step()
+        return func(*args, **kwargs)
+
+    return wrapper
 
 
 def bounded(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -206,9 +222,10 @@ def _bounded_range(*args: int) -> range:
 
 
 FILTERS: dict[str, Callable[..., Any]] = {
-    **{name: bounded(jf.FILTERS[name]) for name in _PLAIN},
-    "d": bounded(jf.do_default),
-    "default": bounded(jf.do_default),
+    **{name: stepped(jf.FILTERS[name]) for name in _REARRANGING},
+    **{name: bounded(jf.FILTERS[name]) for name in _TEXT},
+    "d": stepped(jf.do_default),
+    "default": stepped(jf.do_default),
     "center": bounded(_center),
     "indent": bounded(_indent),
     "wordwrap": bounded(_wordwrap),
@@ -221,8 +238,8 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "tojson": bounded(_tojson),
     "json": bounded(_tojson),
     "string": bounded(_string),
-    "hb_each": bounded(hb_each),
-    "hb_get": bounded(hb_get),
+    "hb_each": stepped(hb_each),
+    "hb_get": stepped(hb_get),
     STEP_FILTER: _step,
 }
 

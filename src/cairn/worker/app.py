@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 
 from cairn.config import Settings
+from cairn.context.builder import ContextBuilder
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.edges.builder import EdgeOptions
 from cairn.events.nats_client import NatsHolder
 from cairn.events.stream_setup import ensure_stream
+from cairn.transforms import Transforms
 from cairn.worker.consumer import DurableConsumer
 from cairn.worker.handlers import Handlers
 
@@ -19,6 +22,16 @@ DURABLE = "cairn-worker"
 DRAIN_TIMEOUT_S = 30.0
 
 
+class NoEmbedder:
+    """The worker writes only records that are never embedded (assembled contexts)."""
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise RuntimeError("the worker does not embed")
+
+    async def aclose(self) -> None:
+        return None
+
+
 async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     """Consume breadcrumb events until ``stop`` is set, then drain and close."""
     if not settings.database_url or not settings.nats_url:
@@ -26,11 +39,15 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     engine = create_engine(settings.database_url, settings)
     holder = NatsHolder(settings.nats_url)
     try:
+        sessions = create_session_factory(engine)
+        builder = await asyncio.to_thread(
+            ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
+        )
+        handlers = Handlers(sessions, EdgeOptions(), builder)
         await holder.run()
         js = holder.jetstream()
         assert js is not None
         await ensure_stream(js, settings.events)
-        handlers = Handlers(create_session_factory(engine), EdgeOptions())
         consumer = DurableConsumer(
             js, handlers.handle, durable=DURABLE, concurrency=settings.worker_concurrency
         )
@@ -40,10 +57,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         try:
             await asyncio.wait_for(consuming, DRAIN_TIMEOUT_S)
         except TimeoutError:
-            log.warning(
-                "worker did not drain within %.0f s; unacked events will be redelivered",
-                DRAIN_TIMEOUT_S,
-            )
+            log.warning("worker did not drain in %.0f s; unacked events come back", DRAIN_TIMEOUT_S)
         log.info("worker stopped")
     finally:
         await holder.close()

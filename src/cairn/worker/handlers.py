@@ -11,6 +11,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.breadcrumbs import repository as breadcrumbs
+from cairn.context.builder import ContextBuilder
 from cairn.edges.builder import EdgeOptions, build_edges
 from cairn.worker.outcomes import PoisonMessage, RetryLater
 
@@ -21,18 +22,20 @@ Step = Callable[[dict[str, Any]], Awaitable[None]]
 
 class Handlers:
     def __init__(
-        self, session_factory: async_sessionmaker[AsyncSession], edges: EdgeOptions
+        self,
+        session_factory: async_sessionmaker[AsyncSession],
+        edges: EdgeOptions,
+        contexts: ContextBuilder,
     ) -> None:
         self.session_factory = session_factory
         self.edge_options = edges
+        self.contexts = contexts
+        # Edges first, so that the assembly walks the trigger's new edges.
         self.table: dict[str, list[Step]] = {
-            "breadcrumb.created": [self.build_edges],
-            "breadcrumb.updated": [self.build_edges],
-            "breadcrumb.deleted": [],
+            "breadcrumb.created": [self.refresh_caches, self.build_edges, self.assemble],
+            "breadcrumb.updated": [self.refresh_caches, self.build_edges, self.assemble],
+            "breadcrumb.deleted": [self.refresh_caches],
         }
-
-    def add(self, event_type: str, step: Step) -> None:
-        self.table.setdefault(event_type, []).append(step)
 
     async def handle(self, event: dict[str, Any]) -> None:
         steps = self.table.get(str(event.get("type")))
@@ -43,6 +46,16 @@ class Handlers:
                 await step(event)
         except (OperationalError, DBAPIError, OSError) as error:
             raise RetryLater(f"database unavailable: {error}"[:200]) from error
+
+    async def refresh_caches(self, event: dict[str, Any]) -> None:
+        """Agents, the blacklist and schema hints changed elsewhere: forget them here."""
+        self.contexts.directory.on_event(event)
+        self.contexts.transforms.invalidate_for_event(event)
+
+    async def assemble(self, event: dict[str, Any]) -> None:
+        written = await self.contexts.on_event(event)
+        if written:
+            log.debug("assembled %d contexts for %s", written, event.get("breadcrumb_id"))
 
     async def build_edges(self, event: dict[str, Any]) -> None:
         owner, record_id = _ids(event)

@@ -1,0 +1,72 @@
+"""``/contexts``: the latest assembled context of a consumer, and on-demand assembly."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from cairn.api.deps import PrincipalDep, ResourcesDep, SessionDep
+from cairn.breadcrumbs import repository
+from cairn.context.agents import AGENT_SCHEMA
+from cairn.context.write import context_record_id
+from cairn.errors import NotFound
+
+router = APIRouter(prefix="/contexts", tags=["contexts"])
+
+AGENT_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+
+
+class AssembleRequest(BaseModel):
+    trigger_id: uuid.UUID
+    agent_id: str = Field(pattern=AGENT_ID)
+
+
+class AssembledContext(BaseModel):
+    id: uuid.UUID
+    version: int
+    consumer_id: str
+    session: str | None
+    context: dict[str, Any]
+
+
+@router.get("/{consumer_id}")
+async def latest_context(
+    consumer_id: str, db: SessionDep, principal: PrincipalDep, session: str | None = None
+) -> AssembledContext:
+    """The newest assembly for ``consumer_id`` in a session (``?session=<id>`` or
+    ``session:<id>``; none: the assemblies of triggers without a session)."""
+    session_id = session.removeprefix("session:") if session else None
+    tag = f"session:{session_id}" if session_id else None
+    record_id = context_record_id(principal.owner_id, consumer_id, tag)
+    row = await repository.get(db, principal.owner_id, record_id)
+    if row is None:
+        raise NotFound(f"no context assembled for {consumer_id!r} in this session yet")
+    return AssembledContext(
+        id=row["id"], version=row["version"], consumer_id=consumer_id, session=session_id,
+        context=row["context"],
+    )  # fmt: skip
+
+
+@router.post("/assemble")
+async def assemble_now(
+    body: AssembleRequest, resources: ResourcesDep, principal: PrincipalDep
+) -> AssembledContext:
+    """Assemble for ``agent_id`` with ``trigger_id`` as the trigger, now, and store it."""
+    builder = resources.contexts
+    builder.directory.on_event({"schema_name": AGENT_SCHEMA, "owner_id": str(principal.owner_id)})
+    agents = {a.agent_id: a for a in await builder.directory.agents(principal.owner_id)}
+    agent = agents.get(body.agent_id)
+    if agent is None:
+        raise NotFound(f"no agent.def.v1 with agent_id {body.agent_id!r}")
+    row = await builder.build(agent, body.trigger_id, event_id="on-demand")
+    if row is None:
+        raise NotFound(f"trigger {body.trigger_id} not found")
+    session_tags = [tag for tag in row["tags"] if tag.startswith("session:")]
+    return AssembledContext(
+        id=row["id"], version=row["version"], consumer_id=agent.agent_id,
+        session=session_tags[0].removeprefix("session:") if session_tags else None,
+        context=row["context"],
+    )  # fmt: skip

@@ -1,0 +1,42 @@
+"""Writing an assembly: one ``agent.context.v1`` per (consumer, session), updated in place.
+
+The record's id is derived from (owner, consumer, session), so concurrent workers and
+redelivered events converge on the same record: created once, then replaced with a
+version-checked update. It goes through the ordinary write path, so it has history, an
+outbox event and reaches SSE subscribers like any other change.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from cairn.breadcrumbs.repository import Row
+from cairn.breadcrumbs.schemas import BreadcrumbCreate
+from cairn.breadcrumbs.service import BreadcrumbWriter
+from cairn.context.agents import CONTEXT_SCHEMA
+from cairn.context.assemble import Assembly
+
+_NAMESPACE = uuid.UUID("6b1f3c1e-27a4-4f7e-9a53-2f0c6a0e5c11")
+NO_SESSION = "none"
+
+
+def context_record_id(owner_id: uuid.UUID, consumer_id: str, session_tag: str | None) -> uuid.UUID:
+    return uuid.uuid5(_NAMESPACE, f"{owner_id}|{consumer_id}|{session_tag or NO_SESSION}")
+
+
+def context_body(assembly: Assembly) -> BreadcrumbCreate:
+    tags = ["agent:context", f"consumer:{assembly.agent_id}"]
+    if assembly.session_tag:
+        tags.append(assembly.session_tag)
+    return BreadcrumbCreate(
+        schema_name=CONTEXT_SCHEMA,
+        title=f"Context for {assembly.agent_id}",
+        tags=tags,
+        context=assembly.context,
+    )
+
+
+async def write_context(writer: BreadcrumbWriter, assembly: Assembly) -> Row:
+    owner = writer.principal.owner_id
+    record_id = context_record_id(owner, assembly.agent_id, assembly.session_tag)
+    return await writer.put(record_id, context_body(assembly))
