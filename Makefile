@@ -36,6 +36,11 @@ lint: install ## ruff and mypy
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
+bench: install ## the benchmarks (minutes; not part of test): results in benchmarks/results/
+	$(BIN)/python benchmarks/render.py --seconds 3
+	$(BIN)/python benchmarks/ingest.py --clients 20 --requests 2000
+	$(BIN)/python benchmarks/events.py
+
 format: install ## apply ruff's formatting and fixes
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks

@@ -86,7 +86,8 @@ async def _open(settings: Settings, embedder: Embedder | None, *, migrate: bool)
     resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
     if settings.nats_url:
         resources.nats = NatsHolder(settings.nats_url)
-        events = start_events(settings, resources.nats, resources.session_factory)
+        listeners = (transforms.invalidate_for_event, contexts.directory.on_event)
+        events = start_events(settings, resources.nats, resources.session_factory, listeners)
         resources.background.extend(events)
     return resources
 

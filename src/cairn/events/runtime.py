@@ -4,7 +4,10 @@ webhook delivery."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -18,13 +21,18 @@ from cairn.webhooks.worker import run_webhook_delivery
 log = logging.getLogger(__name__)
 
 
+CacheListener = Callable[[Mapping[str, Any]], object]
+
+
 def start_events(
     settings: Settings,
     holder: NatsHolder,
     sessions: async_sessionmaker[AsyncSession] | None = None,
+    listeners: Sequence[CacheListener] = (),
 ) -> list[asyncio.Task[None]]:
-    """Background tasks: connect to NATS, declare the stream, relay the outbox, and (given
-    ``sessions``) deliver webhooks."""
+    """Background tasks: connect to NATS, declare the stream, relay the outbox, (given
+    ``sessions``) deliver webhooks, and tell ``listeners`` about every change made anywhere
+    (caches of schema hints, agents and the blacklist forget what changed)."""
     assert settings.database_url
 
     def broker() -> Broker | None:
@@ -33,7 +41,7 @@ def start_events(
 
     relay = OutboxRelay(asyncpg_dsn(settings.database_url), broker, settings.events)
     tasks = [
-        asyncio.create_task(_connect(holder, settings), name="nats-connect"),
+        asyncio.create_task(_connect(holder, settings, listeners), name="nats-connect"),
         asyncio.create_task(relay.run(), name="outbox-relay"),
     ]
     if sessions is not None:
@@ -42,13 +50,33 @@ def start_events(
     return tasks
 
 
-async def _connect(holder: NatsHolder, settings: Settings) -> None:
+async def _connect(
+    holder: NatsHolder, settings: Settings, listeners: Sequence[CacheListener]
+) -> None:
     await holder.run()
     js = holder.jetstream()
-    if js is None:
+    if js is None or holder.client is None:
         return
+    if listeners:
+        await holder.client.subscribe("bc.>", cb=_notify(listeners))
     try:
         await ensure_stream(js, settings.events)
     except Exception:  # the broker declares it on first publish instead
         log.warning("could not declare the JetStream stream yet", exc_info=True)
     holder.ready.set()
+
+
+def _notify(listeners: Sequence[CacheListener]) -> Callable[[Any], Any]:
+    """A core NATS subscription: at most once, which is enough for cache invalidation
+    (the caches also expire on their own)."""
+
+    async def on_message(message: Any) -> None:
+        try:
+            payload = json.loads(message.data)
+        except ValueError:
+            return
+        if isinstance(payload, dict):
+            for listener in listeners:
+                listener(payload)
+
+    return on_message
