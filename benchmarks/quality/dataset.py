@@ -56,9 +56,9 @@ def load_conversation(path: Path) -> Conversation:
     for number, qa in enumerate(raw["qa"]):
         if qa.get("category") not in SCORED_CATEGORIES:
             continue
-        evidence = _evidence_ids(qa.get("evidence") or [])
+        evidence, malformed = _evidence_ids(qa.get("evidence") or [])
         found = tuple(dict.fromkeys(e for e in evidence if e in known))
-        unresolved += len(evidence) - len(found)
+        unresolved += malformed + len([e for e in evidence if e not in known])
         if not found:
             skipped += 1
             continue
@@ -86,9 +86,13 @@ def _turns(raw: dict[str, Any]) -> list[Turn]:
     ]
 
 
-def _evidence_ids(evidence: list[str]) -> list[str]:
-    """Normalised turn ids: ``"D8:6; D9:17"`` is two ids, ``"D:11:26"`` is ``D11:26``."""
+def _evidence_ids(evidence: list[str]) -> tuple[list[str], int]:
+    """Normalised turn ids (``"D8:6; D9:17"`` is two ids, ``"D:11:26"`` is ``D11:26``) and
+    how many entries hold no id at all."""
     ids: list[str] = []
+    malformed = 0
     for entry in evidence:
-        ids += [f"D{a}:{b}" for a, b in DIA_ID.findall(entry)]
-    return ids
+        found = [f"D{a}:{b}" for a, b in DIA_ID.findall(entry)]
+        malformed += not found
+        ids += found
+    return ids, malformed

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 from sqlalchemy import text
+from tests.assembly.helpers import post
 
 from cairn.context.agents import Agent, parse_agent
 from cairn.worker.consumer import DurableConsumer
-from tests.assembly.helpers import post
 
 
 def _agent(app: FastAPI, key: str) -> Agent:
