@@ -1,0 +1,123 @@
+"""Context quality on LoCoMo: evidence recall of Cairn's assembled contexts against four
+baselines packed into the same token budgets.
+
+    .venv/bin/python benchmarks/quality/locomo.py [--conversations 26 30 ...]
+        [--budgets 500 1000 2000 4000] [--limit-questions N] [--url URL]
+
+Starts a real `cairn up` in a fresh data directory (or uses ``--url``). Every turn of each
+conversation becomes a ``user.message.v1`` breadcrumb in the conversation's session; one
+``agent.def.v1`` per budget is triggered by a ``locomo.question.v1`` breadcrumb in that
+session (semantic sources scoped to the session). Each question is posted, every agent's
+``agent.context.v1`` is read back, and the question is deleted again. A question's recall
+is the share of its evidence turns whose rendered block is in ``formatted_context``
+(categories 1–4). The baselines — recency, dense top-k, BM25, RRF of dense + BM25 — rank
+the same turns and pack them with the same blocks, tokenizer and reserved headers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+import httpx  # noqa: E402
+from client import AgentSpec, CairnClient  # noqa: E402
+from dataset import load_conversation  # noqa: E402
+from report import build_report, markdown  # noqa: E402
+from runner import ask_all, prepare  # noqa: E402
+from score import score  # noqa: E402
+from tests.processes import start_cairn_up, stop  # noqa: E402
+
+from cairn.context.tokens import TokenCounter, ensure_tokenizer_files  # noqa: E402
+from cairn.runtime import free_port  # noqa: E402
+
+FIXTURES = REPO.parent / "shared" / "fixtures" / "locomo-dev"
+RESULTS = REPO / "benchmarks" / "results"
+DEFAULT_AGENT = AgentSpec()
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", nargs="+", default=["26", "30", "41", "42", "43"])
+    parser.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000, 4000])
+    parser.add_argument("--limit-questions", type=int, default=None, help="per conversation")
+    parser.add_argument("--url", help="an already running Cairn instead of a fresh one")
+    parser.add_argument("--semantic-limit", type=int, default=DEFAULT_AGENT.semantic_limit)
+    parser.add_argument("--min-similarity", type=float, default=DEFAULT_AGENT.min_similarity)
+    parser.add_argument("--session-limit", type=int, default=DEFAULT_AGENT.session_limit)
+    parser.add_argument("--fixtures", type=Path, default=FIXTURES)
+    parser.add_argument("--out", type=Path, default=RESULTS / "locomo")
+    return parser.parse_args()
+
+
+@contextmanager
+def cairn(url: str | None) -> Iterator[str]:
+    """The base URL of a Cairn to use: ``url``, or a fresh `cairn up` stopped afterwards."""
+    if url:
+        yield url
+        return
+    data_dir = Path(tempfile.mkdtemp(prefix="cairn-locomo-"))
+    os.environ["CAIRN_LOG_LEVEL"] = "WARNING"
+    port = free_port()
+    try:
+        server = start_cairn_up(data_dir, port, REPO / ".cairn" / "models")
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            stop(server, signal.SIGINT)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> dict[str, Any]:
+    conversations = [load_conversation(args.fixtures / f"{c}.json") for c in args.conversations]
+    spec = AgentSpec(args.semantic_limit, args.min_similarity, args.session_limit)
+    limits = httpx.Limits(max_connections=32)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+        client = CairnClient(http)
+        run = await prepare(client, conversations, args.budgets, spec, counter)
+        await ask_all(client, run, args.limit_questions)
+    config = {
+        "conversations": args.conversations,
+        "turns": sum(len(c.turns) for c in conversations),
+        "unresolved_evidence_ids": sum(c.unresolved_evidence for c in conversations),
+        "questions_without_known_evidence": sum(c.skipped_questions for c in conversations),
+        "agent": asdict(spec),
+        "limit_questions": args.limit_questions,
+        "encoding": counter.encoding_name,
+    }
+    return build_report(run, score(run, counter), config)
+
+
+def main() -> None:
+    args = parse_args()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="cairn-locomo-tok-") as tokenizers:
+        counter = TokenCounter.from_dir(ensure_tokenizer_files(Path(tokenizers)))
+        with cairn(args.url) as url:
+            report = asyncio.run(measure(url, args, counter))
+    report["timings"]["run_seconds"]["total"] = round(time.perf_counter() - started, 1)
+    report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    text = markdown(report)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    args.out.with_suffix(".md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
