@@ -68,6 +68,10 @@ class ContextSettings(BaseModel):
     radius: int = 2
     fanout: int = 16
     encoding: str = "o200k_base"
+    # Agents' `min_similarity` is multiplied by this. RCRT's thresholds (~0.7-0.75) were set
+    # on embeddings that averaged padding into the mean, which inflates every cosine;
+    # correctly pooled MiniLM scores a clearly relevant document around 0.5-0.6.
+    similarity_scale: float = 0.65
     tokenizer_dir: Path | None = None  # default: <data_dir>/tokenizers
 
 

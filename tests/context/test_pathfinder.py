@@ -170,7 +170,8 @@ def test_a_record_seeded_twice_is_taken_once_from_its_cheapest_seed() -> None:
 def test_seed_costs_follow_source_and_score() -> None:
     assert DEFAULT_COSTS.seed_cost(TRIGGER) == 0.0
     assert DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.always, 1.0)) == 0.05
-    assert DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.session, 1.0)) == 0.1
+    assert DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.session, 1.0)) == 0.02
+    assert round(DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.always, 0.5)), 6) == 0.3
     assert round(DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.semantic, 0.75)), 6) == 0.25
 
 
@@ -180,9 +181,9 @@ def test_equal_costs_break_by_source_then_newest_then_id() -> None:
     )
     seeds = [
         TRIGGER,
-        Seed(rid(2), SeedSource.session, 1.0),  # 0.1
-        Seed(rid(3), SeedSource.semantic, 0.9),  # 0.1, but semantic ranks before session
-        Seed(rid(4), SeedSource.session, 1.0),  # 0.1, newer than 2
+        Seed(rid(2), SeedSource.session, 1.0),  # 0.02
+        Seed(rid(3), SeedSource.semantic, 0.98),  # 0.02, but semantic ranks before session
+        Seed(rid(4), SeedSource.session, 1.0),  # 0.02, newer than 2
         Seed(rid(5), SeedSource.session, 1.0),  # same time as 4: id decides
     ]
     assert order(select(g, seeds)) == [1, 3, 4, 5, 2]

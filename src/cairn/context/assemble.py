@@ -6,6 +6,7 @@ collected as data. Writing the result is the caller's business (``context.write`
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ class AssemblyOptions:
     max_nodes: int = 200
     radius: int = 2
     fanout: int = 16
+    similarity_scale: float = 0.65
 
 
 @dataclass
@@ -67,14 +69,17 @@ async def assemble(
             return None
         pointers = await _pointers(session, trigger)
     sessions = sorted(trigger.session_tags)
+    semantic = dataclasses.replace(
+        agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
+    )
     with timer.phase("seeds"):
         batches = [
             seeding.SeedBatch(
                 [Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], loaded, []
             ),
-            await seeding.always_seeds(session, owner, agent.always, excluded),
+            await seeding.always_seeds(session, owner, agent.always, excluded, trigger.id),
             await seeding.semantic_seeds(
-                session, owner, trigger.id, agent.semantic, pointers, sessions, excluded
+                session, owner, trigger.id, semantic, pointers, sessions, excluded
             ),
             await seeding.session_seeds(
                 session, owner, sessions, agent.session_limit, excluded, trigger.id
@@ -112,6 +117,7 @@ async def assemble(
         "consumer_id": agent.agent_id,
         "trigger_event_id": event_id,
         "trigger_id": str(trigger.id),
+        "trigger_created_at": trigger.created_at.isoformat(),
         "assembled_at": datetime.now(UTC).isoformat(),
         "token_budget": budget.tokens,
         "token_count": rendered.token_count,

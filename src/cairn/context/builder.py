@@ -62,6 +62,7 @@ class ContextBuilder:
                 max_nodes=options.max_nodes,
                 radius=options.radius,
                 fanout=options.fanout,
+                similarity_scale=options.similarity_scale,
             ),
             embedder=embedder,
             limits=settings.limits,

@@ -38,10 +38,13 @@ class CostModel:
     score)`` of its source (the trigger at 0); each edge adds its type's cost, a semantic
     edge ``1 - similarity``."""
 
+    # An always-source seed's score is its similarity to the trigger: the relevant ones go
+    # first when the budget cannot hold them all. The newest turns of the session come
+    # before almost everything else.
     always_base: float = 0.05
-    always_span: float = 0.05
-    session_base: float = 0.1
-    session_span: float = 0.4
+    always_span: float = 0.5
+    session_base: float = 0.02
+    session_span: float = 0.3
     semantic_base: float = 0.0
     semantic_span: float = 1.0
     causal: float = 0.1

@@ -25,10 +25,13 @@ from cairn.context.model import Record, Seed, SeedSource
 from cairn.context.records import COLUMNS, LIVE, to_record
 
 NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
-# Fusion of the two signals for semantic seeds: similarity dominates, shared keywords lift.
-VECTOR_WEIGHT = 0.75
-KEYWORD_WEIGHT = 0.25
-KEYWORD_SATURATION = 4  # this many shared pointers count as a full keyword match
+# Fusion of the two signals for semantic seeds: cosine similarity plus a bonus for shared
+# keyword pointers. A bonus rather than a weighted mean, so that `min_similarity` keeps its
+# meaning for records that share nothing, while shared entities can lift a moderately
+# similar record over it. (RCRT's thresholds, ~0.75, were set on its pad-token-inflated
+# cosines; correctly pooled MiniLM puts a clearly relevant document near 0.6.)
+KEYWORD_BONUS = 0.25
+KEYWORD_SATURATION = 4  # this many shared pointers earn the whole bonus
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +46,18 @@ async def always_seeds(
     owner_id: uuid.UUID,
     sources: Sequence[AlwaysSource],
     excluded: frozenset[str],
+    trigger_id: uuid.UUID | None = None,
 ) -> SeedBatch:
+    """Every source in one query. Each seed's score is its similarity to the trigger, so
+    when the budget cannot hold them all, the most relevant go first."""
     if not sources:
         return SeedBatch([], {}, [])
-    parts, params = [], {"owner": owner_id, "excluded": sorted(excluded)}
+    parts: list[str] = []
+    params: dict[str, Any] = {
+        "owner": owner_id,
+        "excluded": sorted(excluded),
+        "trigger": trigger_id,
+    }
     for index, source in enumerate(sources):
         clauses = ["owner_id = :owner", LIVE, NOT_EXCLUDED]
         if source.schema_name:
@@ -57,18 +68,27 @@ async def always_seeds(
             params[f"tag_{index}"] = source.tag
         limit = 1 if source.method == "latest" else source.limit
         parts.append(
-            f"(SELECT {index} AS source_index, {COLUMNS} FROM breadcrumbs"
+            f"(SELECT {index} AS source_index, {COLUMNS}, embedding FROM breadcrumbs"
             f" WHERE {' AND '.join(clauses)} ORDER BY updated_at DESC, id DESC LIMIT {limit:d})"
         )
-    rows = (await session.execute(text(" UNION ALL ".join(parts)), params)).mappings().all()
+    query = (
+        "SELECT chosen.*, 1 - (chosen.embedding <=> probe.embedding) AS similarity"
+        f" FROM ({' UNION ALL '.join(parts)}) AS chosen"
+        " LEFT JOIN breadcrumbs probe ON probe.id = CAST(:trigger AS uuid)"
+    )
+    rows = (await session.execute(text(query), params)).mappings().all()
     seeds, records = [], {}
-    for row in rows:
+    # Within a source: most similar to the trigger first, then newest (the query's order).
+    ranked = sorted(
+        enumerate(rows), key=lambda p: (p[1]["source_index"], -(p[1]["similarity"] or 0), p[0])
+    )
+    for _, row in ranked:
         source = sources[row["source_index"]]
         records[row["id"]] = to_record(row)
         label = source.schema_name or source.tag or ""
-        seeds.append(
-            Seed(row["id"], SeedSource.always, 1.0, f"{source.kind}:{label} ({source.method})")
-        )
+        score = 1.0 if row["similarity"] is None else min(1.0, max(0.0, row["similarity"]))
+        detail = f"{source.kind}:{label} ({source.method})"
+        seeds.append(Seed(row["id"], SeedSource.always, score, detail))
     return SeedBatch(seeds, records, [])
 
 
@@ -82,9 +102,11 @@ async def session_seeds(
 ) -> SeedBatch:
     if not session_tags or limit <= 0:
         return SeedBatch([], {}, [])
+    # Only what came before the trigger: a slow assembly must not show later turns.
     query = text(
         f"SELECT {COLUMNS} FROM breadcrumbs WHERE owner_id = :owner AND tags && :tags"
         f" AND id <> :trigger AND {LIVE} AND {NOT_EXCLUDED}"
+        " AND created_at <= (SELECT created_at FROM breadcrumbs WHERE id = :trigger)"
         " ORDER BY created_at DESC, id DESC LIMIT :limit"
     )
     params = {
@@ -136,7 +158,7 @@ async def semantic_seeds(
 
 def _fused(similarity: float | None, shared: int, pointer_count: int) -> float:
     keyword = min(shared, KEYWORD_SATURATION) / max(1, min(KEYWORD_SATURATION, pointer_count))
-    return VECTOR_WEIGHT * max(0.0, similarity or 0.0) + KEYWORD_WEIGHT * keyword
+    return min(1.0, max(0.0, similarity or 0.0) + KEYWORD_BONUS * keyword)
 
 
 async def _hybrid_candidates(

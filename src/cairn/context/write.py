@@ -9,7 +9,9 @@ outbox event and reaches SSE subscribers like any other change.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
+from cairn.breadcrumbs import repository
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.breadcrumbs.service import BreadcrumbWriter
@@ -37,6 +39,18 @@ def context_body(assembly: Assembly) -> BreadcrumbCreate:
 
 
 async def write_context(writer: BreadcrumbWriter, assembly: Assembly) -> Row:
+    """Upsert the assembly, unless the record already holds one for a later trigger (an
+    older event handled late must not overwrite a newer context)."""
     owner = writer.principal.owner_id
     record_id = context_record_id(owner, assembly.agent_id, assembly.session_tag)
+    current = await repository.get(writer.session, owner, record_id, for_update=True)
+    if current is not None and _newer(current["context"], assembly.context):
+        return current
     return await writer.put(record_id, context_body(assembly))
+
+
+def _newer(stored: dict[str, object], fresh: dict[str, object]) -> bool:
+    before, after = stored.get("trigger_created_at"), fresh.get("trigger_created_at")
+    if not isinstance(before, str) or not isinstance(after, str):
+        return False
+    return datetime.fromisoformat(before) > datetime.fromisoformat(after)
