@@ -15,13 +15,15 @@ import json
 import os
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.processes import start_cairn_up
 
 REPO = Path(__file__).resolve().parents[1]
 WORDS = [
@@ -72,29 +74,6 @@ def body(i: int, rng: random.Random) -> dict[str, object]:
     }
 
 
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[str]:
-    env = os.environ | {"CAIRN_LOG_LEVEL": "WARNING"}
-    command = [
-        str(REPO / ".venv/bin/cairn"),
-        "up",
-        "--data-dir",
-        str(data_dir),
-        "--port",
-        str(port),
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 120
-    assert process.stdout is not None
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if line.startswith("Cairn ready"):
-            return process
-        if process.poll() is not None:
-            break
-    process.kill()
-    raise SystemExit("cairn up did not become ready")
-
-
 async def load(url: str, clients: int, requests: int) -> dict[str, object]:
     rng = random.Random(7)
     bodies = [body(i, rng) for i in range(requests)]
@@ -141,7 +120,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/ingest.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cairn-bench-") as data_dir:
-        server = start_server(Path(data_dir), args.port)
+        server = start_cairn_up(Path(data_dir), args.port, REPO / ".cairn" / "models")
         try:
             url = f"http://127.0.0.1:{args.port}"
             report = asyncio.run(load(url, args.clients, args.requests))

@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from cairn.breadcrumbs import repository
+from cairn.breadcrumbs.context import BreadcrumbService
 from cairn.breadcrumbs.repository import Cursor, ListFilter, Row
 from cairn.breadcrumbs.schemas import (
     BreadcrumbContextView,
@@ -24,12 +23,9 @@ from cairn.breadcrumbs.schemas import (
     SearchHit,
     TransformExplanation,
 )
-from cairn.config import Limits
 from cairn.db.models import EMBEDDING_DIM
-from cairn.embedding import Embedder
 from cairn.errors import BadRequest, InvalidInput, NotFound, Unavailable
-from cairn.principal import Principal
-from cairn.transforms import Rendered, Transforms
+from cairn.transforms import Rendered
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,23 +34,7 @@ class Page:
     next_cursor: str | None
 
 
-class BreadcrumbReader:
-    def __init__(
-        self,
-        session: AsyncSession,
-        embedder: Embedder,
-        limits: Limits,
-        principal: Principal,
-        transforms: Transforms | None = None,
-    ) -> None:
-        self.session = session
-        self.embedder = embedder
-        self.limits = limits
-        self.principal = principal
-        # The app passes its one Transforms, whose caches writes of schema definitions
-        # invalidate; None (tests, tools) gets a private one with default limits.
-        self.transforms = transforms or Transforms()
-
+class BreadcrumbReader(BreadcrumbService):
     async def view(
         self, breadcrumb_id: uuid.UUID, *, explain: bool = False
     ) -> BreadcrumbContextView:

@@ -16,9 +16,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from cairn.breadcrumbs import ops, repository
+from cairn.breadcrumbs.context import BreadcrumbService
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate, BreadcrumbUpdate, CreatedResult
 from cairn.breadcrumbs.text import build_llm_text
@@ -32,14 +31,12 @@ from cairn.breadcrumbs.validation import (
     check_title,
     checksum,
 )
-from cairn.config import Limits
 from cairn.context.definitions import check_definition
-from cairn.embedding import Embedder, entity_keywords, tag_pointers
+from cairn.embedding import entity_keywords, tag_pointers
 from cairn.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
-from cairn.principal import Principal
-from cairn.transforms import Transforms, defined_schemas, is_definition
+from cairn.transforms import defined_schemas, is_definition
 
 log = logging.getLogger(__name__)
 
@@ -54,23 +51,7 @@ HINT_FIELDS = ("llm_hints", "context", "schema_name")
 Change = Callable[[Row], dict[str, Any]]
 
 
-class BreadcrumbWriter:
-    def __init__(
-        self,
-        session: AsyncSession,
-        embedder: Embedder,
-        limits: Limits,
-        principal: Principal,
-        transforms: Transforms | None = None,
-    ) -> None:
-        self.session = session
-        self.embedder = embedder
-        self.limits = limits
-        self.principal = principal
-        # The app passes its one Transforms, whose caches writes of schema definitions
-        # invalidate; None (tests, tools) gets a private one with default limits.
-        self.transforms = transforms or Transforms()
-
+class BreadcrumbWriter(BreadcrumbService):
     async def create(self, body: BreadcrumbCreate, idempotency_key: str | None) -> CreatedResult:
         values = self._validated(body.model_dump(exclude_unset=False))
         self.transforms.check_record(values)
