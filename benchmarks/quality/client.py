@@ -21,11 +21,13 @@ CONTEXT_TIMEOUT_S = 30.0
 
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
-    """The benchmark agent's sources (the same for every budget)."""
+    """The benchmark agent's sources (the same for every budget). No session seeds: the
+    questions are about the whole conversation, not its last exchange, and recency is
+    measured on its own as a baseline. Semantic seeds enough to fill the largest budget."""
 
-    semantic_limit: int = 60
+    semantic_limit: int = 100
     min_similarity: float = 0.2
-    session_limit: int = 4
+    session_limit: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ conversation becomes a ``user.message.v1`` breadcrumb in the conversation's sess
 session (semantic sources scoped to the session). Each question is posted, every agent's
 ``agent.context.v1`` is read back, and the question is deleted again. A question's recall
 is the share of its evidence turns whose rendered block is in ``formatted_context``
-(categories 1–4). The baselines — recency, dense top-k, BM25, RRF of dense + BM25 — rank
+(categories 1-4). The baselines (recency, dense top-k, BM25, RRF of dense + BM25) rank
 the same turns and pack them with the same blocks, tokenizer and reserved headers.
 """
 
@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -99,8 +100,21 @@ async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> 
         "agent": asdict(spec),
         "limit_questions": args.limit_questions,
         "encoding": counter.encoding_name,
+        "source": source_state(),
+        "command": " ".join(sys.argv),
     }
     return build_report(run, score(run, counter), config)
+
+
+def source_state() -> str:
+    """The commit measured, and whether src/ had uncommitted changes (read-only git)."""
+
+    def git(*args: str) -> str:
+        result = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+        return result.stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "src")
+    return git("rev-parse", "--short", "HEAD") + (" + uncommitted changes in src/" if dirty else "")
 
 
 def main() -> None:

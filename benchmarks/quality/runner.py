@@ -69,7 +69,10 @@ async def prepare(
     posted = time.perf_counter()
     await client.wait_for_worker(before + len(agents) + sum(len(c.turns) for c in conversations))
     run = Run(run_tag, agents, [])
-    run.seconds = {"post_turns": posted - started, "edges_after_posts": time.perf_counter() - posted}
+    run.seconds = {
+        "post_turns": posted - started,
+        "edges_after_posts": time.perf_counter() - posted,
+    }
     for conversation, tag, by_dia in zip(conversations, tags, ids, strict=True):
         record_ids = [by_dia[turn.dia_id] for turn in conversation.turns]
         corpus = await _corpus(client, record_ids, counter)

@@ -95,8 +95,9 @@ def _fate(explain: dict[str, Any], record_id: str, shown: bool) -> str:
     origin = f"{seed['source']} seed" if seed else "graph"
     if shown:
         chosen = next(s for s in explain["selected"] if s["record_id"] == record_id)
-        how = "as seed" if chosen["hops"] == 0 else f"{chosen['hops']} hops from a {chosen['source']} seed"
-        return f"present: {how}"
+        if chosen["hops"] == 0:
+            return f"present: {chosen['source']} seed"
+        return f"present: {chosen['hops']} hops from a {chosen['source']} seed"
     dropped = [d for d in explain["dropped"] if d["record_id"] == record_id]
     if not dropped:
         return "missed: not a candidate (not seeded, not in the graph)"
