@@ -23,6 +23,16 @@ class BadRequest(CairnError):
     code = "bad_request"
 
 
+class Unauthorized(CairnError):
+    status_code = 401
+    code = "unauthorized"
+
+
+class Forbidden(CairnError):
+    status_code = 403
+    code = "forbidden"
+
+
 class NotFound(CairnError):
     status_code = 404
     code = "not_found"

@@ -11,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn.api.resources import Resources
 from cairn.breadcrumbs.queries import BreadcrumbReader
 from cairn.breadcrumbs.service import BreadcrumbWriter
-from cairn.principal import Principal
+from cairn.errors import Forbidden
+from cairn.principal import Principal, Role
 
 
 def get_resources(request: Request) -> Resources:
@@ -38,6 +39,17 @@ def get_principal(resources: ResourcesDep) -> Principal:
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def require_role(role: Role) -> object:
+    """A route dependency: the caller must hold ``role`` (curators hold every role)."""
+
+    def check(principal: PrincipalDep) -> Principal:
+        if not principal.has(role):
+            raise Forbidden(f"this operation needs the {role.value} role")
+        return principal
+
+    return Depends(check)
 
 
 def get_writer(
