@@ -158,6 +158,17 @@ idempotency_keys = Table(
     PrimaryKeyConstraint("owner_id", "key", name="pk_idempotency_keys"),
 )
 
+agents = Table(
+    "agents",
+    metadata,
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), nullable=False),
+    Column("agent_id", Text, nullable=False),
+    Column("roles", ARRAY(Text), nullable=False),
+    _timestamp("created_at"),
+    _timestamp("updated_at"),
+    PrimaryKeyConstraint("owner_id", "agent_id", name="pk_agents"),
+)
+
 agent_secrets = Table(
     "agent_secrets",
     metadata,
