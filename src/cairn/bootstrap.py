@@ -278,11 +278,16 @@ async def run(
     *,
     show_progress: bool,
     transport: httpx.AsyncBaseTransport | None = None,
+    token: str | None = None,
 ) -> BootstrapReport:
-    """What ``cairn bootstrap`` and ``cairn up`` call; ``transport`` is for tests."""
+    """What ``cairn bootstrap`` and ``cairn up`` call; ``transport`` is for tests, ``token``
+    an emitter's (CAIRN_AUTH=jwt)."""
     missing = [Failure(str(d), "not a directory") for d in directories if not d.is_dir()]
     records, skipped = scan([directory for directory in directories if directory.is_dir()])
-    async with httpx.AsyncClient(base_url=url, timeout=TIMEOUT_S, transport=transport) as client:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with httpx.AsyncClient(
+        base_url=url, timeout=TIMEOUT_S, transport=transport, headers=headers
+    ) as client:
         if show_progress:
             with Progress(console=Console(stderr=True), transient=True) as bar:
                 task = bar.add_task("bootstrap", total=len(records))

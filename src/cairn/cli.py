@@ -1,4 +1,4 @@
-"""The ``cairn`` command: up, serve, migrate, bootstrap, embed, build-model."""
+"""The ``cairn`` command: up, serve, worker, migrate, bootstrap, token, embed, build-model."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import contextlib
 import json
 import os
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from cairn.config import Settings, get_settings
+from cairn.errors import ConfigurationError
 from cairn.logging import configure
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
@@ -20,6 +23,16 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 DataDir = Annotated[Path | None, typer.Option(help="data directory (default ./.cairn)")]
 Host = Annotated[str | None, typer.Option(help="address to bind")]
 Port = Annotated[int | None, typer.Option(help="port to bind")]
+
+
+@contextlib.contextmanager
+def _refusing_bad_settings() -> Iterator[None]:
+    """Settings that cannot serve safely end the command with their reason and exit code 2."""
+    try:
+        yield
+    except ConfigurationError as error:
+        typer.echo(f"cairn: {error.detail}", err=True)
+        raise typer.Exit(2) from error
 
 
 def _settings(
@@ -39,7 +52,7 @@ def up(data_dir: DataDir = None, host: Host = None, port: Port = None) -> None:
     from cairn.runtime.up import up as run_up
 
     settings = _settings(data_dir, host, port)
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how it is meant to stop
+    with _refusing_bad_settings(), contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops it
         run_up(settings, [bootstrap.default_bootstrap_dir()])
 
 
@@ -51,7 +64,9 @@ def serve(host: Host = None, port: Port = None) -> None:
     from cairn.api.app import create_app
 
     settings = _settings(host=host, port=port)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None)
+    with _refusing_bad_settings():
+        application = create_app(settings)
+    uvicorn.run(application, host=settings.host, port=settings.port, log_config=None)
 
 
 @app.command()
@@ -98,19 +113,64 @@ def migrate() -> None:
 def bootstrap_command(
     directory: Annotated[Path | None, typer.Argument(help="folder of breadcrumb JSON")] = None,
     url: Annotated[str | None, typer.Option(help="Cairn URL (default $CAIRN_URL)")] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(help="a curator's token (default $CAIRN_TOKEN, else minted from the key)"),
+    ] = None,
 ) -> None:
     """Load a folder of breadcrumb JSON files (Cairn's or RCRT's layout); idempotent."""
     from cairn import bootstrap
+    from cairn.auth.local import bootstrap_token
 
-    _settings()
+    settings = _settings()
+    token = token or os.environ.get("CAIRN_TOKEN")
+    if token is None:
+        with _refusing_bad_settings():
+            token = bootstrap_token(settings)
     target = url or os.environ.get("CAIRN_URL", "http://127.0.0.1:8081")
     folder = directory or bootstrap.default_bootstrap_dir()
     if not folder.is_dir():
         raise typer.BadParameter(f"{folder} is not a folder")
-    report = asyncio.run(bootstrap.run(target, [folder], show_progress=sys.stderr.isatty()))
+    report = asyncio.run(
+        bootstrap.run(target, [folder], show_progress=sys.stderr.isatty(), token=token)
+    )
     typer.echo(report.summary())
     if report.failed:
         raise typer.Exit(1)
+
+
+@app.command()
+def token(
+    agent_id: Annotated[str, typer.Option(help="the token's subject (sub)")],
+    roles: Annotated[
+        str, typer.Option(help="comma-separated: subscriber, emitter, curator")
+    ] = "subscriber",
+    owner_id: Annotated[
+        str | None, typer.Option(help="the tenant (default: the default tenant)")
+    ] = None,
+    ttl: Annotated[
+        int | None, typer.Option(help="seconds (default CAIRN_JWT__TOKEN_TTL_S)")
+    ] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Print a token signed with the configured key (or `cairn up`'s generated one), for the
+    first curator or for scripts. Needs the key, not a running server."""
+    from cairn.auth.local import mint_local
+    from cairn.auth.tokens import TokenClaims
+    from cairn.principal import Role
+
+    settings = _settings(data_dir)
+    try:
+        wanted = {Role(name.strip()) for name in roles.split(",") if name.strip()}
+        tenant = uuid.UUID(owner_id) if owner_id else None
+        TokenClaims(sub=agent_id, owner_id=tenant or uuid.uuid4(), roles=list(wanted))
+    except ValueError as error:
+        raise typer.BadParameter(str(error).splitlines()[0]) from error
+    with _refusing_bad_settings():
+        minted, _ = mint_local(settings, agent_id, wanted, ttl or settings.jwt.token_ttl_s, tenant)
+    if settings.auth != "jwt":
+        typer.echo("note: CAIRN_AUTH is not jwt here; the server must run with it", err=True)
+    typer.echo(minted)
 
 
 @app.command()

@@ -1,6 +1,7 @@
 """One typed settings object, read from the environment (``CAIRN_*``).
 
-Groups follow the subsystems: ``limits`` (input sizes), ``embedding`` (model and batching).
+Groups follow the subsystems: ``limits`` (input sizes, request rates), ``embedding`` (model and
+batching), ``jwt`` (token keys and checks; the mode itself is ``CAIRN_AUTH``).
 Nested values use a double underscore: ``CAIRN_LIMITS__MAX_TAGS=32``.
 ``DATABASE_URL`` and ``NATS_URL`` are also read without the prefix, as operators expect.
 """
@@ -9,8 +10,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -26,6 +28,34 @@ class Limits(BaseModel):
     default_list_limit: int = 100
     max_list_limit: int = 1000
     max_search_nn: int = 200
+    # Per caller (tenant + agent): a token bucket refilled at rate_per_s; 0 turns it off.
+    rate_per_s: float = Field(default=0.0, ge=0)
+    rate_burst: int = Field(default=50, ge=1)
+    max_sse_per_caller: int = Field(default=16, ge=0)  # open SSE connections; 0: no cap
+
+
+class JwtSettings(BaseModel):
+    """Token keys and claim checks for ``CAIRN_AUTH=jwt``.
+
+    HS256 uses ``secret``; RS256 signs with ``private_key`` and verifies with ``public_key``
+    (derived from the private key when only that is given). Each PEM or secret may come from
+    the environment or from a file (``*_file``); ``cairn up`` generates one in its data
+    directory when none is configured. ``previous_keys`` still verify (key rotation).
+    """
+
+    algorithm: Literal["HS256", "RS256"] = "HS256"
+    secret: SecretStr | None = None
+    secret_file: Path | None = None
+    private_key: SecretStr | None = None
+    private_key_file: Path | None = None
+    public_key: str | None = None
+    public_key_file: Path | None = None
+    previous_keys: list[str] = Field(default_factory=list)  # secrets or public-key PEMs
+    issuer: str | None = None
+    audience: str | None = None
+    leeway_s: float = Field(default=30.0, ge=0, le=300)
+    token_ttl_s: int = Field(default=3600, ge=60)
+    max_token_ttl_s: int = Field(default=30 * 24 * 3600, ge=60)
 
 
 class EmbeddingSettings(BaseModel):
@@ -113,6 +143,10 @@ class Settings(BaseSettings):
     db_pool_size: int = 10
     db_max_overflow: int = 10
 
+    # disabled: every caller is the default tenant with every role (loopback only); jwt: tokens.
+    auth: Literal["disabled", "jwt"] = "disabled"
+    admin_token: SecretStr | None = None  # may mint tokens for any tenant (POST /auth/token)
+
     default_tenant_id: str = "00000000-0000-0000-0000-000000000001"
     default_tenant_name: str = "default"
     default_actor: str = "anonymous"
@@ -120,6 +154,7 @@ class Settings(BaseSettings):
     run_worker: bool = True  # `cairn up` runs one worker beside the server
 
     limits: Limits = Limits()
+    jwt: JwtSettings = JwtSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     transforms: TransformSettings = TransformSettings()
     context: ContextSettings = ContextSettings()

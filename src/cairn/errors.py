@@ -12,10 +12,17 @@ class CairnError(Exception):
     status_code = 500
     code = "internal_error"
 
-    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        detail: str,
+        *,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.extra = extra or {}
+        self.headers = headers or {}
 
 
 class BadRequest(CairnError):
@@ -24,8 +31,13 @@ class BadRequest(CairnError):
 
 
 class Unauthorized(CairnError):
+    """No credential, or one that does not verify; always asks for a Bearer token."""
+
     status_code = 401
     code = "unauthorized"
+
+    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail, extra=extra, headers={"WWW-Authenticate": "Bearer"})
 
 
 class Forbidden(CairnError):
@@ -56,6 +68,17 @@ class PayloadTooLarge(CairnError):
 class InvalidInput(CairnError):
     status_code = 422
     code = "invalid_input"
+
+
+class TooManyRequests(CairnError):
+    status_code = 429
+    code = "too_many_requests"
+
+
+class ConfigurationError(CairnError):
+    """Settings that cannot work (raised before serving, never over HTTP)."""
+
+    code = "configuration_error"
 
 
 class Unavailable(CairnError):

@@ -14,6 +14,9 @@ from cairn.api import health
 from cairn.api.errors import install_error_handlers
 from cairn.api.middleware import BodySizeLimit, RequestMetrics
 from cairn.api.resources import Resources
+from cairn.auth import admin as auth_admin
+from cairn.auth import endpoints as auth
+from cairn.auth.service import Authenticator
 from cairn.breadcrumbs import endpoints as breadcrumbs
 from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
@@ -32,18 +35,30 @@ from cairn.webhooks import endpoints as webhooks
 
 log = logging.getLogger(__name__)
 
-ROUTERS = (health.router, breadcrumbs.router, stream.router, webhooks.router, contexts.router)
+ROUTERS = (
+    health.router,
+    auth.router,
+    auth_admin.router,
+    breadcrumbs.router,
+    stream.router,
+    webhooks.router,
+    contexts.router,
+)
 
 
 def create_app(
     settings: Settings | None = None, *, embedder: Embedder | None = None, migrate: bool = True
 ) -> FastAPI:
-    """Build the app; ``embedder`` replaces the ONNX model (tests), ``migrate`` runs Alembic."""
+    """Build the app; ``embedder`` replaces the ONNX model (tests), ``migrate`` runs Alembic.
+
+    Raises ``ConfigurationError`` for settings that cannot serve safely (authentication
+    disabled off loopback, a missing or unreadable token key) before anything starts."""
     settings = settings or get_settings()
+    authenticator = Authenticator.from_settings(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        resources = await _open(settings, embedder, migrate=migrate)
+        resources = await _open(settings, embedder, authenticator, migrate=migrate)
         app.state.resources = resources
         try:
             yield
@@ -64,7 +79,9 @@ def create_app(
     return app
 
 
-async def _open(settings: Settings, embedder: Embedder | None, *, migrate: bool) -> Resources:
+async def _open(
+    settings: Settings, embedder: Embedder | None, auth: Authenticator, *, migrate: bool
+) -> Resources:
     if not settings.database_url:
         raise RuntimeError("DATABASE_URL is not set (or use `cairn up` for embedded services)")
     engine = create_engine(settings.database_url, settings)
@@ -79,7 +96,7 @@ async def _open(settings: Settings, embedder: Embedder | None, *, migrate: bool)
     contexts = await asyncio.to_thread(
         ContextBuilder.create, settings, sessions, transforms, embedder
     )
-    resources = Resources(settings, engine, sessions, embedder, tenant, transforms, contexts)
+    resources = Resources(settings, engine, sessions, embedder, tenant, transforms, contexts, auth)
     retries = run_embedding_retries(
         resources.session_factory, embedder, settings.embedding.retry_interval_s
     )

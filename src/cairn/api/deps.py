@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.api.resources import Resources
@@ -33,23 +34,63 @@ async def get_session(resources: ResourcesDep) -> AsyncIterator[AsyncSession]:
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 
 
-def get_principal(resources: ResourcesDep) -> Principal:
-    # Until authentication lands every caller acts for the default tenant.
-    return Principal(owner_id=resources.default_tenant, actor=resources.settings.default_actor)
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="A token from POST /auth/token or `cairn token` (CAIRN_AUTH=jwt)",
+)
+BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+
+
+async def _authenticated(resources: Resources, credential: str | None) -> Principal:
+    principal = resources.auth.authenticate(credential)
+    await resources.auth.ensure_tenant(resources.engine, principal.owner_id)
+    return principal
+
+
+async def get_principal(resources: ResourcesDep, bearer: BearerDep) -> Principal:
+    """The caller: from ``Authorization: Bearer`` (CAIRN_AUTH=jwt), or the default tenant
+    with every role (CAIRN_AUTH=disabled, loopback only). 401 without a valid token, 429
+    over the caller's request rate."""
+    return await _authenticated(resources, bearer.credentials if bearer else None)
+
+
+async def get_stream_principal(
+    resources: ResourcesDep,
+    bearer: BearerDep,
+    access_token: Annotated[
+        str | None,
+        Query(description="the token, for EventSource clients that cannot send headers"),
+    ] = None,
+) -> Principal:
+    """As ``get_principal``, also accepting ``?access_token=`` (SSE only: query strings end
+    up in logs, so no other route takes a token there)."""
+    credential = bearer.credentials if bearer else access_token
+    return await _authenticated(resources, credential)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+StreamPrincipalDep = Annotated[Principal, Depends(get_stream_principal)]
 
 
-def require_role(role: Role) -> object:
-    """A route dependency: the caller must hold ``role`` (curators hold every role)."""
+def require_role(role: Role, *, stream: bool = False) -> Any:
+    """A route dependency: the caller must hold ``role`` (curators hold every role, emitters
+    also read). ``stream`` accepts the token as ``?access_token=`` too."""
 
     def check(principal: PrincipalDep) -> Principal:
-        if not principal.has(role):
-            raise Forbidden(f"this operation needs the {role.value} role")
-        return principal
+        return _holding(principal, role)
 
-    return Depends(check)
+    def check_stream(principal: StreamPrincipalDep) -> Principal:
+        return _holding(principal, role)
+
+    gate = check_stream if stream else check
+    gate.required_role = role  # type: ignore[attr-defined]  # read by the route-gate tests
+    return Depends(gate)
+
+
+def _holding(principal: Principal, role: Role) -> Principal:
+    if not principal.has(role):
+        raise Forbidden(f"this operation needs the {role.value} role")
+    return principal
 
 
 def get_writer(

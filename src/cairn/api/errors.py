@@ -28,7 +28,9 @@ def error_response(status: int, code: str, detail: str, **extra: object) -> JSON
 
 async def _cairn_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, CairnError)
-    return error_response(exc.status_code, exc.code, exc.detail, **exc.extra)
+    response = error_response(exc.status_code, exc.code, exc.detail, **exc.extra)
+    response.headers.update(exc.headers)
+    return response
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from cairn.auth.service import Authenticator
 from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
 from cairn.embedding import Embedder
@@ -24,5 +25,6 @@ class Resources:
     default_tenant: uuid.UUID
     transforms: Transforms  # llm_hints: compiled templates and schema-hint caches
     contexts: ContextBuilder  # on-demand assembly (the worker assembles on events)
+    auth: Authenticator  # who is calling (CAIRN_AUTH), and per-caller limits
     nats: NatsHolder | None = None  # when NATS_URL is set
     background: list[Any] = field(default_factory=list)

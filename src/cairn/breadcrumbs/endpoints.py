@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query, Response, status
 
-from cairn.api.deps import ReaderDep, WriterDep
+from cairn.api.deps import ReaderDep, WriterDep, require_role
 from cairn.breadcrumbs.queries import tag_list
 from cairn.breadcrumbs.repository import ListFilter, Row
 from cairn.breadcrumbs.schemas import (
@@ -28,8 +28,13 @@ from cairn.breadcrumbs.schemas import (
     TagsBody,
 )
 from cairn.errors import BadRequest
+from cairn.principal import Role
 
 router = APIRouter(prefix="/breadcrumbs", tags=["breadcrumbs"])
+# Reading needs subscriber, writing emitter; reviews (approve/reject) judge others' records.
+SUBSCRIBER = require_role(Role.SUBSCRIBER)
+EMITTER = require_role(Role.EMITTER)
+CURATOR = require_role(Role.CURATOR)
 
 _IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d{1,9})"?\s*$')
 
@@ -49,7 +54,7 @@ def _changed(row: Row, response: Response) -> ChangedResult:
     return ChangedResult(id=row["id"], version=row["version"])
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post("", status_code=status.HTTP_201_CREATED, dependencies=[EMITTER])
 async def create_breadcrumb(
     body: BreadcrumbCreate,
     writer: WriterDep,
@@ -58,7 +63,7 @@ async def create_breadcrumb(
     return await writer.create(body, idempotency_key)
 
 
-@router.get("")
+@router.get("", dependencies=[SUBSCRIBER])
 async def list_breadcrumbs(
     reader: ReaderDep,
     response: Response,
@@ -80,7 +85,7 @@ async def list_breadcrumbs(
     return page.items
 
 
-@router.get("/search")
+@router.get("/search", dependencies=[SUBSCRIBER])
 async def search_breadcrumbs(
     reader: ReaderDep,
     q: str | None = None,
@@ -95,13 +100,13 @@ async def search_breadcrumbs(
     return await reader.search(flt, q=q, qvec=qvec, nn=nn, include_context=include_context)
 
 
-@router.post("/render")
+@router.post("/render", dependencies=[SUBSCRIBER])
 async def render_breadcrumbs(body: RenderRequest, reader: ReaderDep) -> RenderResult:
     """The LLM views of many records at once (at most 100 ids by default)."""
     return await reader.render(body.ids, explain=body.explain)
 
 
-@router.get("/{breadcrumb_id}")
+@router.get("/{breadcrumb_id}", dependencies=[SUBSCRIBER])
 async def get_breadcrumb(
     breadcrumb_id: uuid.UUID,
     reader: ReaderDep,
@@ -113,19 +118,19 @@ async def get_breadcrumb(
     return view
 
 
-@router.get("/{breadcrumb_id}/full")
+@router.get("/{breadcrumb_id}/full", dependencies=[SUBSCRIBER])
 async def get_breadcrumb_full(breadcrumb_id: uuid.UUID, reader: ReaderDep) -> BreadcrumbFull:
     return await reader.full(breadcrumb_id)
 
 
-@router.get("/{breadcrumb_id}/history")
+@router.get("/{breadcrumb_id}/history", dependencies=[SUBSCRIBER])
 async def get_history(
     breadcrumb_id: uuid.UUID, reader: ReaderDep, limit: int | None = None
 ) -> list[HistoryEntry]:
     return await reader.history(breadcrumb_id, limit=limit)
 
 
-@router.patch("/{breadcrumb_id}")
+@router.patch("/{breadcrumb_id}", dependencies=[EMITTER])
 async def update_breadcrumb(
     breadcrumb_id: uuid.UUID,
     body: BreadcrumbUpdate,
@@ -137,34 +142,34 @@ async def update_breadcrumb(
     return _changed(row, response)
 
 
-@router.delete("/{breadcrumb_id}")
+@router.delete("/{breadcrumb_id}", dependencies=[EMITTER])
 async def delete_breadcrumb(breadcrumb_id: uuid.UUID, writer: WriterDep) -> ChangedResult:
     row = await writer.delete(breadcrumb_id)
     return ChangedResult(id=row["id"], version=row["version"])
 
 
-@router.post("/{breadcrumb_id}/tags/add")
+@router.post("/{breadcrumb_id}/tags/add", dependencies=[EMITTER])
 async def add_tags(
     breadcrumb_id: uuid.UUID, body: TagsBody, writer: WriterDep, response: Response
 ) -> ChangedResult:
     return _changed(await writer.add_tags(breadcrumb_id, body.tags), response)
 
 
-@router.post("/{breadcrumb_id}/tags/remove")
+@router.post("/{breadcrumb_id}/tags/remove", dependencies=[EMITTER])
 async def remove_tags(
     breadcrumb_id: uuid.UUID, body: TagsBody, writer: WriterDep, response: Response
 ) -> ChangedResult:
     return _changed(await writer.remove_tags(breadcrumb_id, body.tags), response)
 
 
-@router.post("/{breadcrumb_id}/context/merge")
+@router.post("/{breadcrumb_id}/context/merge", dependencies=[EMITTER])
 async def merge_context(
     breadcrumb_id: uuid.UUID, body: MergeBody, writer: WriterDep, response: Response
 ) -> ChangedResult:
     return _changed(await writer.merge_context(breadcrumb_id, body.context), response)
 
 
-@router.post("/{breadcrumb_id}/approve")
+@router.post("/{breadcrumb_id}/approve", dependencies=[CURATOR])
 async def approve(
     breadcrumb_id: uuid.UUID, writer: WriterDep, response: Response, body: ReviewBody | None = None
 ) -> ChangedResult:
@@ -172,7 +177,7 @@ async def approve(
     return _changed(await writer.review(breadcrumb_id, approve=True, reason=reason), response)
 
 
-@router.post("/{breadcrumb_id}/reject")
+@router.post("/{breadcrumb_id}/reject", dependencies=[CURATOR])
 async def reject(
     breadcrumb_id: uuid.UUID, writer: WriterDep, response: Response, body: ReviewBody | None = None
 ) -> ChangedResult:

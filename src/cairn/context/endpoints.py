@@ -8,11 +8,12 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from cairn.api.deps import PrincipalDep, ResourcesDep, SessionDep
+from cairn.api.deps import PrincipalDep, ResourcesDep, SessionDep, require_role
 from cairn.breadcrumbs import repository
 from cairn.context.agents import AGENT_SCHEMA
 from cairn.context.write import context_record_id
-from cairn.errors import NotFound
+from cairn.errors import Forbidden, NotFound
+from cairn.principal import Role
 
 router = APIRouter(prefix="/contexts", tags=["contexts"])
 
@@ -32,7 +33,7 @@ class AssembledContext(BaseModel):
     context: dict[str, Any]
 
 
-@router.get("/{consumer_id}")
+@router.get("/{consumer_id}", dependencies=[require_role(Role.SUBSCRIBER)])
 async def latest_context(
     consumer_id: str, db: SessionDep, principal: PrincipalDep, session: str | None = None
 ) -> AssembledContext:
@@ -50,11 +51,14 @@ async def latest_context(
     )  # fmt: skip
 
 
-@router.post("/assemble")
+@router.post("/assemble", dependencies=[require_role(Role.EMITTER)])
 async def assemble_now(
     body: AssembleRequest, resources: ResourcesDep, principal: PrincipalDep
 ) -> AssembledContext:
-    """Assemble for ``agent_id`` with ``trigger_id`` as the trigger, now, and store it."""
+    """Assemble for ``agent_id`` with ``trigger_id`` as the trigger, now, and store it.
+    An emitter assembles for itself (``agent_id`` = its token's subject); a curator for any."""
+    if body.agent_id != principal.actor and not principal.has(Role.CURATOR):
+        raise Forbidden("an emitter assembles only its own context; curators assemble any")
     builder = resources.contexts
     builder.directory.on_event({"schema_name": AGENT_SCHEMA, "owner_id": str(principal.owner_id)})
     agents = {a.agent_id: a for a in await builder.directory.agents(principal.owner_id)}

@@ -20,6 +20,8 @@ import uvicorn
 
 from cairn import bootstrap
 from cairn.api.app import create_app
+from cairn.auth.local import bootstrap_token, prepare_key
+from cairn.auth.service import check_bind
 from cairn.config import Settings
 from cairn.embedding import ensure_model
 from cairn.runtime.nats import EmbeddedNats
@@ -40,7 +42,11 @@ class _Server(uvicorn.Server):
 
 
 def up(settings: Settings, bootstrap_dirs: list[Path]) -> None:
+    check_bind(settings)  # before anything starts: auth disabled only on loopback
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    key = prepare_key(settings)
+    if key is not None:
+        log.info("token signing key: %s (generated once, reused)", key)
     ensure_model(settings.model_dir)
     with ExitStack() as services:
         updates: dict[str, str] = {}
@@ -76,7 +82,12 @@ async def _serve(settings: Settings, bootstrap_dirs: list[Path]) -> None:
             return
         await asyncio.sleep(0.05)
     try:
-        report = await bootstrap.run(settings.public_url, bootstrap_dirs, show_progress=False)
+        report = await bootstrap.run(
+            settings.public_url,
+            bootstrap_dirs,
+            show_progress=False,
+            token=bootstrap_token(settings),
+        )
         if report.failed:
             log.warning("bootstrap: %d records failed to load", len(report.failed))
     except Exception:
@@ -86,6 +97,12 @@ async def _serve(settings: Settings, bootstrap_dirs: list[Path]) -> None:
     if settings.run_worker:
         worker = asyncio.create_task(run_worker(settings, stop_worker), name="worker")
     print(f"Cairn ready: {settings.public_url}", flush=True)
+    if settings.auth == "jwt":
+        print(
+            "Authentication: CAIRN_AUTH=jwt. Mint a first token with\n"
+            f"  cairn token --data-dir {settings.data_dir} --agent-id <agent> --roles curator",
+            flush=True,
+        )
     try:
         await serving
     finally:

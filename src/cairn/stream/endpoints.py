@@ -9,10 +9,11 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
-from cairn.api.deps import PrincipalDep, ResourcesDep
+from cairn.api.deps import ResourcesDep, StreamPrincipalDep, require_role
 from cairn.breadcrumbs.queries import tag_list
 from cairn.errors import InvalidInput, Unavailable
 from cairn.events.selectors import Selector
+from cairn.principal import Role
 from cairn.stream.sse import SseConnection, open_consumer
 
 router = APIRouter(tags=["events"])
@@ -51,10 +52,11 @@ def start_sequence(since: int | None, last_event_id: str | None) -> int | None:
     "/events/stream",
     response_class=StreamingResponse,
     responses={200: {"content": {"text/event-stream": {}}}},
+    dependencies=[require_role(Role.SUBSCRIBER, stream=True)],
 )
 async def events_stream(
     resources: ResourcesDep,
-    principal: PrincipalDep,
+    principal: StreamPrincipalDep,
     schema_name: str | None = None,
     any_tags: Annotated[str | None, Query(description="comma-separated")] = None,
     all_tags: Annotated[str | None, Query(description="comma-separated")] = None,
@@ -68,9 +70,11 @@ async def events_stream(
     js = resources.nats.jetstream() if resources.nats else None
     if js is None:
         raise Unavailable("the event stream is unavailable: NATS is not connected")
+    release = resources.auth.streams.acquire((principal.owner_id, principal.actor))
     try:
         subscription = await open_consumer(js, start)
     except Exception as error:
+        release()
         raise Unavailable(f"the event stream is unavailable: {error}"[:300]) from error
     events = resources.settings.events
     connection = SseConnection(
@@ -80,6 +84,7 @@ async def events_stream(
         principal.owner_id,
         queue_size=events.sse_queue_size,
         ping_interval_s=events.sse_ping_interval_s,
+        on_close=release,
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(connection.frames(), media_type="text/event-stream", headers=headers)

@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from nats.js import JetStreamContext
@@ -58,8 +58,10 @@ class SseConnection:
         *,
         queue_size: int,
         ping_interval_s: float,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
         self.js = js
+        self.on_close = on_close  # gives back the caller's connection slot
         self.subscription = subscription
         self.selector = selector
         self.owner_id = str(owner_id)
@@ -84,6 +86,8 @@ class SseConnection:
                 yield item
         finally:
             CONNECTIONS.dec()
+            if self.on_close is not None:
+                self.on_close()
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader

@@ -1,0 +1,125 @@
+"""Tenant B's tokens against tenant A's records, over HTTP: 404 for every record route, A's
+records absent from B's lists and searches, and none of A's events on B's stream."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+from tests.auth.conftest import Mint, bearer
+from tests.factories import breadcrumb
+from tests.stream.sse_client import sse
+
+RECORD_ROUTES = [
+    ("GET", "/breadcrumbs/{id}", None),
+    ("GET", "/breadcrumbs/{id}/full", None),
+    ("GET", "/breadcrumbs/{id}/history", None),
+    ("PATCH", "/breadcrumbs/{id}", {"title": "taken over"}),
+    ("DELETE", "/breadcrumbs/{id}", None),
+    ("POST", "/breadcrumbs/{id}/tags/add", {"tags": ["b-was-here"]}),
+    ("POST", "/breadcrumbs/{id}/tags/remove", {"tags": ["secret"]}),
+    ("POST", "/breadcrumbs/{id}/context/merge", {"context": {"owned": "by b"}}),
+    ("POST", "/breadcrumbs/{id}/approve", None),
+    ("POST", "/breadcrumbs/{id}/reject", None),
+]
+
+
+@pytest.fixture
+async def record_of_a(jwt_client: httpx.AsyncClient, mint: Mint, marker: str) -> dict[str, str]:
+    tenant_a = uuid.uuid4()
+    token = mint(owner_id=tenant_a, roles=["curator"])
+    body = breadcrumb(title=f"A's plan {marker}", tags=[marker, "secret"])
+    response = await jwt_client.post("/breadcrumbs", json=body, headers=bearer(token))
+    assert response.status_code == 201, response.text
+    return {"id": response.json()["id"], "token": token, "tenant": str(tenant_a)}
+
+
+@pytest.mark.parametrize(("method", "path", "body"), RECORD_ROUTES)
+async def test_tenant_b_gets_404_on_each_record_route_of_tenant_a(
+    jwt_client: httpx.AsyncClient,
+    mint: Mint,
+    record_of_a: dict[str, str],
+    method: str,
+    path: str,
+    body: dict[str, object] | None,
+) -> None:
+    curator_b = mint(owner_id=uuid.uuid4(), roles=["curator"])
+    url = path.format(id=record_of_a["id"])
+    response = await jwt_client.request(method, url, json=body, headers=bearer(curator_b))
+    assert response.status_code == 404, response.text
+    # And A's record is untouched.
+    mine = await jwt_client.get(
+        f"/breadcrumbs/{record_of_a['id']}", headers=bearer(record_of_a["token"])
+    )
+    assert mine.status_code == 200 and mine.json()["version"] == 1
+
+
+async def test_tenant_b_lists_and_searches_none_of_tenant_a(
+    jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str], marker: str
+) -> None:
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["subscriber"]))
+    listed = await jwt_client.get("/breadcrumbs", params={"tag": marker}, headers=b)
+    assert listed.status_code == 200 and listed.json() == []
+    found = await jwt_client.get(
+        "/breadcrumbs/search", params={"q": f"A's plan {marker}"}, headers=b
+    )
+    assert found.status_code == 200
+    assert record_of_a["id"] not in {hit["id"] for hit in found.json()}
+    rendered = await jwt_client.post(
+        "/breadcrumbs/render", json={"ids": [record_of_a["id"]]}, headers=b
+    )
+    assert rendered.status_code in (200, 404)
+    assert record_of_a["id"] not in str(rendered.json().get("items", rendered.json()))
+
+
+async def test_tenant_b_cannot_assemble_with_tenant_a_trigger(
+    jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str]
+) -> None:
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    body = {"trigger_id": record_of_a["id"], "agent_id": "cairn-chat"}
+    response = await jwt_client.post("/contexts/assemble", json=body, headers=b)
+    assert response.status_code == 404
+
+
+async def test_tenant_b_administers_only_its_own_tenant(
+    jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str]
+) -> None:
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    tenant_a = record_of_a["tenant"]
+    assert (await jwt_client.get(f"/tenants/{tenant_a}", headers=b)).status_code == 404
+    renamed = await jwt_client.put(f"/tenants/{tenant_a}", json={"name": "mine now"}, headers=b)
+    assert renamed.status_code == 403
+    assert tenant_a not in {t["id"] for t in (await jwt_client.get("/tenants", headers=b)).json()}
+
+
+async def test_tenant_b_sees_none_of_tenant_a_events(
+    jwt_client: httpx.AsyncClient, jwt_live_url: str, mint: Mint, marker: str
+) -> None:
+    a = bearer(mint(owner_id=uuid.uuid4(), roles=["emitter"]))
+    b_token = mint(owner_id=uuid.uuid4(), roles=["emitter"])
+    async with sse(jwt_live_url, {"any_tags": marker, "access_token": b_token}) as stream:
+        for _ in range(3):
+            created = await jwt_client.post(
+                "/breadcrumbs", json=breadcrumb(tags=[marker]), headers=a
+            )
+            assert created.status_code == 201
+        own = await jwt_client.post(
+            "/breadcrumbs", json=breadcrumb(tags=[marker]), headers=bearer(b_token)
+        )
+        _, event = await stream.next_event()
+        assert event["breadcrumb_id"] == own.json()["id"]  # A's three came first, unseen
+
+
+async def test_the_stream_takes_the_token_from_the_header_too(
+    jwt_live_url: str, mint: Mint
+) -> None:
+    async with sse(jwt_live_url, headers=bearer(mint(roles=["subscriber"]))) as stream:
+        assert stream.response.status_code == 200
+
+
+async def test_the_stream_refuses_a_missing_or_bad_token(jwt_live_url: str) -> None:
+    async with httpx.AsyncClient(base_url=jwt_live_url) as client:
+        for params in ({}, {"access_token": "forged"}):
+            response = await client.get("/events/stream", params=params)
+            assert response.status_code == 401
