@@ -12,9 +12,12 @@ REPO = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 120
 
 
-def start_cairn_up(data_dir: Path, port: int, model_dir: Path) -> subprocess.Popen[str]:
+def start_cairn_up(
+    data_dir: Path, port: int, model_dir: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "NATS_URL"}}
     env["CAIRN_EMBEDDING__MODEL_DIR"] = str(model_dir)
+    env.update(extra_env or {})
     command = [
         str(REPO / ".venv/bin/cairn"),
         "up",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
 import tempfile
 from pathlib import Path
 
+import httpx
 import pytest
 from tests.processes import REPO, start_cairn_up, stop
 
@@ -26,6 +28,39 @@ def test_no_generated_request_gets_a_server_error(model_dir: Path) -> None:
                 "--checks", "not_a_server_error", "--max-examples", "40", "--seed", "7",
                 "--no-color",
                 # A valid SSE request streams until the client leaves; tests/stream covers it.
+                "--exclude-path", "/events/stream",
+            ],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+    finally:
+        stop(process, signal.SIGINT)
+        shutil.rmtree(data_dir, ignore_errors=True)
+    assert result.returncode == 0, result.stdout[-6000:]
+    assert "generated" in result.stdout and "passed" in result.stdout
+
+
+@pytest.mark.slow
+def test_no_generated_request_with_a_curator_token_gets_a_server_error(model_dir: Path) -> None:
+    """The same with CAIRN_AUTH=jwt (the key `cairn up` generates) and a curator's token, so
+    the generated requests get past authentication and reach every route's logic."""
+    data_dir = Path(tempfile.mkdtemp(prefix="cairn-fuzz-jwt-"))
+    port = free_port()
+    process = start_cairn_up(data_dir, port, model_dir, {"CAIRN_AUTH": "jwt"})
+    try:
+        token = subprocess.run(
+            [str(REPO / ".venv/bin/cairn"), "token", "--data-dir", str(data_dir),
+             "--agent-id", "fuzz", "--roles", "curator"],
+            capture_output=True, text=True, timeout=60, check=True,
+            env={**os.environ, "CAIRN_AUTH": "jwt"},
+        ).stdout.strip()  # fmt: skip
+        headers = {"Authorization": f"Bearer {token}"}
+        probe = httpx.get(f"http://127.0.0.1:{port}/agents", headers=headers, timeout=10)
+        assert probe.status_code == 200, probe.text  # the fuzzing gets past authentication
+        result = subprocess.run(
+            [
+                str(REPO / ".venv/bin/st"), "run", f"http://127.0.0.1:{port}/openapi.json",
+                "--checks", "not_a_server_error", "--max-examples", "15", "--seed", "7",
+                "--no-color", "--header", f"Authorization: Bearer {token}",
                 "--exclude-path", "/events/stream",
             ],
             capture_output=True, text=True, timeout=600, check=False,
