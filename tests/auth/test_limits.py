@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import uuid
 
 import httpx
@@ -64,16 +65,26 @@ def test_a_zero_rate_turns_the_limit_off() -> None:
 
 
 def test_connection_slots_are_given_back_once() -> None:
-    limiter = ConnectionLimiter(1)
+    limiter = ConnectionLimiter(2)
     key = (uuid.uuid4(), "a")
-    release = limiter.acquire(key)
+    first, second = limiter.acquire(key), limiter.acquire(key)
     with pytest.raises(TooManyRequests):
         limiter.acquire(key)
-    release()
-    release()  # idempotent: a second call does not free someone else's slot
+    first.release()
+    first.release()  # idempotent: a second call does not free someone else's slot
+    assert limiter.open_count(key) == 1
+    third = limiter.acquire(key)
+    assert limiter.open_count(key) == 2 and second and third
+
+
+def test_a_slot_dropped_without_release_is_given_back() -> None:
+    limiter = ConnectionLimiter(1)
+    key = (uuid.uuid4(), "a")
+    slot = limiter.acquire(key)
+    del slot  # a response discarded before it ever streamed
+    gc.collect()
     assert limiter.open_count(key) == 0
     limiter.acquire(key)
-    assert limiter.open_count(key) == 1
 
 
 async def _open(url: str, token: str) -> tuple[httpx.AsyncClient, httpx.Response]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 
 from cairn.errors import TooManyRequests
@@ -55,36 +56,49 @@ class RateLimiter:
                 del self._buckets[key]
 
 
+class Slot:
+    """One open connection of a caller. Released explicitly when the connection ends, or
+    when it is garbage-collected (a response dropped before it ever started streaming)."""
+
+    __slots__ = ("__weakref__", "key", "limiter")
+
+    def __init__(self, limiter: ConnectionLimiter, key: CallerKey) -> None:
+        self.limiter = limiter
+        self.key = key
+
+    def release(self) -> None:
+        """Give the slot back; calling it again does nothing."""
+        self.limiter.discard(self)
+
+
 class ConnectionLimiter:
     """At most ``limit`` open connections per caller (0: no cap)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self._open: dict[CallerKey, int] = {}
+        self._open: dict[CallerKey, weakref.WeakSet[Slot]] = {}
 
-    def acquire(self, key: CallerKey) -> Callable[[], None]:
-        """Count one connection; the returned function (idempotent) gives it back."""
-        count = self._open.get(key, 0)
-        if self.limit and count >= self.limit:
+    def acquire(self, key: CallerKey) -> Slot:
+        """A slot for one more connection of ``key``, or 429 when it has ``limit`` open."""
+        slots = self._open.setdefault(key, weakref.WeakSet())
+        if self.limit and len(slots) >= self.limit:
             raise TooManyRequests(
                 f"at most {self.limit} open event streams per caller",
                 headers={"Retry-After": "1"},
             )
-        self._open[key] = count + 1
-        released = False
+        slot = Slot(self, key)
+        slots.add(slot)
+        if len(self._open) > MAX_TRACKED:
+            for idle in [k for k, open_slots in self._open.items() if not open_slots]:
+                del self._open[idle]
+        return slot
 
-        def release() -> None:
-            nonlocal released
-            if released:
-                return
-            released = True
-            remaining = self._open.get(key, 1) - 1
-            if remaining <= 0:
-                self._open.pop(key, None)
-            else:
-                self._open[key] = remaining
-
-        return release
+    def discard(self, slot: Slot) -> None:
+        slots = self._open.get(slot.key)
+        if slots is not None:
+            slots.discard(slot)
+            if not slots:
+                del self._open[slot.key]
 
     def open_count(self, key: CallerKey) -> int:
-        return self._open.get(key, 0)
+        return len(self._open.get(key, ()))

@@ -70,11 +70,11 @@ async def events_stream(
     js = resources.nats.jetstream() if resources.nats else None
     if js is None:
         raise Unavailable("the event stream is unavailable: NATS is not connected")
-    release = resources.auth.streams.acquire((principal.owner_id, principal.actor))
+    slot = resources.auth.streams.acquire((principal.owner_id, principal.actor))
     try:
         subscription = await open_consumer(js, start)
     except Exception as error:
-        release()
+        slot.release()
         raise Unavailable(f"the event stream is unavailable: {error}"[:300]) from error
     events = resources.settings.events
     connection = SseConnection(
@@ -84,7 +84,7 @@ async def events_stream(
         principal.owner_id,
         queue_size=events.sse_queue_size,
         ping_interval_s=events.sse_ping_interval_s,
-        on_close=release,
+        on_close=slot.release,
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(connection.frames(), media_type="text/event-stream", headers=headers)
