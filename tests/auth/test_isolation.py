@@ -123,3 +123,28 @@ async def test_the_stream_refuses_a_missing_or_bad_token(jwt_live_url: str) -> N
         for params in ({}, {"access_token": "forged"}):
             response = await client.get("/events/stream", params=params)
             assert response.status_code == 401
+
+
+async def test_tenant_b_sees_and_removes_none_of_tenant_a_webhooks_and_agents(
+    jwt_client: httpx.AsyncClient, mint: Mint
+) -> None:
+    tenant_a, agent = uuid.uuid4(), f"agent-{uuid.uuid4().hex[:8]}"
+    a = bearer(mint(owner_id=tenant_a, roles=["curator"]))
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    hook = await jwt_client.post(
+        f"/agents/{agent}/webhooks", json={"url": "http://127.0.0.1:9/a"}, headers=a
+    )
+    assert hook.status_code == 201, hook.text
+    registered = await jwt_client.post(f"/agents/{agent}", json={"roles": ["emitter"]}, headers=a)
+    assert registered.status_code == 200
+    assert (await jwt_client.get(f"/agents/{agent}/webhooks", headers=b)).json() == []
+    removed = await jwt_client.delete(f"/agents/{agent}/webhooks/{hook.json()['id']}", headers=b)
+    assert removed.status_code == 404
+    assert (await jwt_client.get(f"/agents/{agent}", headers=b)).status_code == 404
+    assert agent not in {
+        row["agent_id"] for row in (await jwt_client.get("/agents", headers=b)).json()
+    }
+    assert (await jwt_client.delete(f"/agents/{agent}", headers=b)).status_code == 404
+    # A's are all still there.
+    assert len((await jwt_client.get(f"/agents/{agent}/webhooks", headers=a)).json()) == 1
+    assert (await jwt_client.get(f"/agents/{agent}", headers=a)).status_code == 200
