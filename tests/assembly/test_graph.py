@@ -9,13 +9,14 @@ from fastapi import FastAPI
 from tests.assembly.helpers import insert_quietly, link
 
 from cairn.context.graph import load_graph
+from cairn.db.engine import tenant_session
 
 
 async def _graph_ids(
     app: FastAPI, seeds: list[uuid.UUID], excluded: frozenset[str] = frozenset(), **kw: int
 ) -> set[uuid.UUID]:
     resources = app.state.resources
-    async with resources.session_factory() as session:
+    async with tenant_session(resources.session_factory, resources.default_tenant) as session:
         graph = await load_graph(session, resources.default_tenant, seeds, excluded, **kw)
     return set(graph.records)
 
@@ -57,3 +58,13 @@ async def test_edges_of_other_tenants_are_not_followed(
     a, b = await insert_quietly(app, "a"), await insert_quietly(app, "b")
     await link(app, [(a, b, 0, 1.0)], owner=uuid.uuid4())  # an edge recorded under another owner
     assert await _graph_ids(app, [a]) == {a}
+
+
+async def test_candidates_beyond_the_cap_are_not_loaded(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    seed = await insert_quietly(app, "seed")
+    near, far = await insert_quietly(app, "near"), await insert_quietly(app, "far")
+    await link(app, [(seed, near, 0, 1.0), (seed, far, 3, 0.3)])  # costs 0.1 and 0.7
+    assert await _graph_ids(app, [seed], max_candidates=1) == {seed, near}
+    assert await _graph_ids(app, [seed], max_candidates=2) == {seed, near, far}

@@ -116,3 +116,10 @@ def test_truncate_keeps_a_prefix_within_the_limit(
     assert counter.count(cut) <= limit
     if counter.count(text) <= limit:
         assert cut == text
+
+
+def test_repeated_counts_are_remembered(counter: TokenCounter) -> None:
+    text = "the same block, counted by every assembly that holds it"
+    first = counter.count(text)
+    assert counter.count(text) == first
+    assert counter._count.cache_info().hits >= 1

@@ -21,7 +21,7 @@ from cairn.context.budget import resolve_budget
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
 from cairn.context.model import Dropped, DropReason, Record, Seed, SeedSource
-from cairn.context.pathfinder import select_within_budget
+from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
 from cairn.context.records import load_records
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.tokens import TokenCounter
@@ -37,6 +37,8 @@ class AssemblyOptions:
     radius: int = 2
     fanout: int = 16
     similarity_scale: float = 0.65
+    # Records beyond the seeds loaded into the graph, nearest first (see context.graph).
+    max_candidates: int = 300
 
 
 @dataclass
@@ -90,6 +92,7 @@ async def assemble(
         graph = await load_graph(
             session, owner, [s.record_id for s in seeds], excluded,
             radius=options.radius, fanout=options.fanout, preloaded=preloaded,
+            seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
         )  # fmt: skip
     with timer.phase("render_items"):
         texts: dict[uuid.UUID, str] = await render_texts(
@@ -158,6 +161,14 @@ async def _pointers(session: AsyncSession, trigger: Record) -> list[str]:
     )
     keywords = row.scalar_one_or_none() or []
     return list(dict.fromkeys([*tag_pointers(trigger.tags), *keywords]))
+
+
+def _seed_costs(seeds: list[Seed]) -> dict[uuid.UUID, float]:
+    costs: dict[uuid.UUID, float] = {}
+    for seed in seeds:
+        cost = DEFAULT_COSTS.seed_cost(seed)
+        costs[seed.record_id] = min(cost, costs.get(seed.record_id, cost))
+    return costs
 
 
 def _config_budget(llm_config: Mapping[str, Any] | None) -> int | None:

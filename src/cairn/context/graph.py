@@ -3,17 +3,26 @@
 Fan-out is capped per node and per direction (strongest edges first: causal before
 temporal before tag before semantic, then by weight), the walk stays inside the owner, and
 it neither loads nor walks through blacklisted schemas.
+
+With ``max_candidates``, only the seeds and the records nearest to them by path cost (the
+pathfinder's cost model, over the edges among the reached records) are loaded: the
+pathfinder takes records in exactly that order, so a budget that fills within the first
+few hundred never sees the difference, while loading, rendering and token-counting the
+whole two-hop neighbourhood (thousands of records around busy seeds) would dominate the
+assembly.
 """
 
 from __future__ import annotations
 
+import heapq
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.model import Edge, EdgeType, Graph, Record
+from cairn.context.pathfinder import DEFAULT_COSTS, CostModel
 from cairn.context.records import load_records
 
 _WALK = text(
@@ -55,21 +64,60 @@ async def load_graph(
     radius: int = 2,
     fanout: int = 16,
     preloaded: dict[uuid.UUID, Record] | None = None,
+    seed_costs: Mapping[uuid.UUID, float] | None = None,
+    max_candidates: int | None = None,
+    costs: CostModel = DEFAULT_COSTS,
 ) -> Graph:
     """Records and edges within ``radius`` hops of ``seeds`` (records already loaded by
-    the seed stage are reused, not fetched again)."""
+    the seed stage are reused, not fetched again); at most the seeds plus the
+    ``max_candidates`` nearest others (``seed_costs``: each seed's starting cost, 0 when
+    absent)."""
     seed_ids = list(dict.fromkeys(seeds))
     params = {"seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius}
     rows = await session.execute(_WALK, params | {"excluded": sorted(excluded)})
-    ids = {row.id for row in rows}
-    records = dict(preloaded or {})
-    missing = ids - records.keys()
-    if missing:
-        records.update(await load_records(session, owner_id, missing, excluded))
-    loaded = list(records)
-    edge_rows = await session.execute(_EDGES, {"owner": owner_id, "ids": loaded})
-    edges = tuple(
+    reached = {row.id for row in rows} | set(preloaded or ())
+    edge_rows = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached)})
+    edges = [
         Edge(row.from_id, row.to_id, EdgeType(row.edge_type), float(row.weight))
         for row in edge_rows
-    )
-    return Graph(records=records, edges=edges)
+    ]
+    if max_candidates is not None and len(reached) > len(seed_ids) + max_candidates:
+        starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
+        reached = nearest(starts, edges, max_candidates, costs)
+        edges = [e for e in edges if e.from_id in reached and e.to_id in reached]
+    records = {k: v for k, v in (preloaded or {}).items() if k in reached}
+    missing = reached - records.keys()
+    if missing:
+        records.update(await load_records(session, owner_id, missing, excluded))
+    return Graph(records=records, edges=tuple(edges))
+
+
+def nearest(
+    starts: Mapping[uuid.UUID, float], edges: Iterable[Edge], limit: int, costs: CostModel
+) -> set[uuid.UUID]:
+    """The seeds and the ``limit`` other records of least path cost from them (Dijkstra
+    over the edges in both directions; ties by id, so the cut is deterministic)."""
+    adjacency: dict[uuid.UUID, list[tuple[uuid.UUID, float]]] = {}
+    for edge in edges:
+        step = costs.edge_cost(edge)
+        adjacency.setdefault(edge.from_id, []).append((edge.to_id, step))
+        adjacency.setdefault(edge.to_id, []).append((edge.from_id, step))
+    best = dict(starts)
+    heap = [(cost, node.int, node) for node, cost in starts.items()]
+    heapq.heapify(heap)
+    kept: set[uuid.UUID] = set(starts)
+    others = 0
+    while heap and others < limit:
+        cost, _, node = heapq.heappop(heap)
+        if cost > best.get(node, float("inf")):
+            continue
+        if node not in starts:
+            if node in kept:
+                continue
+            kept.add(node)
+            others += 1
+        for other, step in adjacency.get(node, ()):
+            if cost + step < best.get(other, float("inf")):
+                best[other] = cost + step
+                heapq.heappush(heap, (cost + step, other.int, other))
+    return kept

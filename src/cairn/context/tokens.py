@@ -11,6 +11,7 @@ process environment. The regexes and special tokens below are tiktoken's own
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import importlib.util
 import os
@@ -22,6 +23,7 @@ from pathlib import Path
 import tiktoken
 import tiktoken.model
 
+COUNT_CACHE_SIZE = 8192  # texts whose token count is remembered, per counter
 _ENDOFTEXT = "<|endoftext|>"
 _FIM_PREFIX = "<|fim_prefix|>"
 _FIM_MIDDLE = "<|fim_middle|>"
@@ -178,6 +180,9 @@ class TokenCounter:
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self._encoding = encoding
+        # Assemblies count the same blocks again and again (the tools, a session's turns):
+        # a count is a pure function of the text, so remember the recent ones.
+        self._count = functools.lru_cache(maxsize=COUNT_CACHE_SIZE)(self._uncached_count)
 
     @classmethod
     def from_dir(cls, cache_dir: Path, encoding: str = DEFAULT_ENCODING) -> TokenCounter:
@@ -188,6 +193,9 @@ class TokenCounter:
         return self._encoding.name
 
     def count(self, text: str) -> int:
+        return self._count(text)
+
+    def _uncached_count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))
 
     def truncate(self, text: str, tokens: int) -> str:
