@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import heapq
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -49,6 +50,8 @@ _WALK = text(
     """
 )
 
+_EDGE_TYPES = {kind.value: kind for kind in EdgeType}
+
 _EDGES = text(
     "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
     " WHERE owner_id = :owner AND from_id = ANY(:ids) AND to_id = ANY(:ids)"
@@ -76,32 +79,46 @@ async def load_graph(
     params = {"seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius}
     rows = await session.execute(_WALK, params | {"excluded": sorted(excluded)})
     reached = {row.id for row in rows} | set(preloaded or ())
-    edge_rows = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached)})
-    edges = [
-        Edge(row.from_id, row.to_id, EdgeType(row.edge_type), float(row.weight))
-        for row in edge_rows
-    ]
+    found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached)})
+    edge_rows = found.all()
     if max_candidates is not None and len(reached) > len(seed_ids) + max_candidates:
         starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
-        reached = nearest(starts, edges, max_candidates, costs)
-        edges = [e for e in edges if e.from_id in reached and e.to_id in reached]
+        reached = nearest(starts, edge_steps(edge_rows, costs), max_candidates)
+    edges = tuple(
+        Edge(a, b, _EDGE_TYPES[kind], float(weight))
+        for a, b, kind, weight in edge_rows
+        if a in reached and b in reached
+    )
     records = {k: v for k, v in (preloaded or {}).items() if k in reached}
     missing = reached - records.keys()
     if missing:
         records.update(await load_records(session, owner_id, missing, excluded))
-    return Graph(records=records, edges=tuple(edges))
+    return Graph(records=records, edges=edges)
 
 
-def nearest(
-    starts: Mapping[uuid.UUID, float], edges: Iterable[Edge], limit: int, costs: CostModel
-) -> set[uuid.UUID]:
+Step = tuple[uuid.UUID, uuid.UUID, float]
+
+
+def edge_steps(rows: Iterable[Sequence[Any]], costs: CostModel = DEFAULT_COSTS) -> list[Step]:
+    """``(from, to, cost)`` of ``(from_id, to_id, edge_type, weight)`` rows."""
+    fixed = {
+        EdgeType.causal.value: costs.causal,
+        EdgeType.temporal.value: costs.temporal,
+        EdgeType.tag.value: costs.tag,
+    }
+    return [
+        (a, b, fixed[kind] if kind in fixed else min(1.0, max(0.0, 1.0 - weight)))
+        for a, b, kind, weight in rows
+    ]
+
+
+def nearest(starts: Mapping[uuid.UUID, float], steps: Iterable[Step], limit: int) -> set[uuid.UUID]:
     """The seeds and the ``limit`` other records of least path cost from them (Dijkstra
     over the edges in both directions; ties by id, so the cut is deterministic)."""
     adjacency: dict[uuid.UUID, list[tuple[uuid.UUID, float]]] = {}
-    for edge in edges:
-        step = costs.edge_cost(edge)
-        adjacency.setdefault(edge.from_id, []).append((edge.to_id, step))
-        adjacency.setdefault(edge.to_id, []).append((edge.from_id, step))
+    for a, b, step in steps:
+        adjacency.setdefault(a, []).append((b, step))
+        adjacency.setdefault(b, []).append((a, step))
     best = dict(starts)
     heap = [(cost, node.int, node) for node, cost in starts.items()]
     heapq.heapify(heap)
