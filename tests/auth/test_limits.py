@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import uuid
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -126,3 +127,28 @@ async def test_sse_connections_per_caller_are_capped_and_released(
         for client, response in opened:
             await response.aclose()
             await client.aclose()
+
+
+async def test_a_chunked_body_over_the_limit_gets_413(client: httpx.AsyncClient) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        # Without the body limit this would be a 422 (title too long), not a 413.
+        yield b'{"schema_name": "note.v1", "tags": [], "context": {}, "title": "'
+        for _ in range(20):
+            yield b"y" * 100_000  # 2 MB in all, over the 1 MiB default, without Content-Length
+        yield b'"}'
+
+    response = await client.post(
+        "/breadcrumbs", content=chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 413, response.text
+    assert response.json()["error"] == "payload_too_large"
+
+
+async def test_a_chunked_body_under_the_limit_is_read(client: httpx.AsyncClient) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"schema_name": "note.v1", "title": "small", "tags": [], "context": {"a": 1}}'
+
+    response = await client.post(
+        "/breadcrumbs", content=chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 201, response.text

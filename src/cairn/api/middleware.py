@@ -6,6 +6,7 @@ import json
 import time
 
 from prometheus_client import Counter, Histogram
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REQUESTS = Counter("cairn_http_requests_total", "HTTP requests", ["method", "route", "status"])
@@ -18,21 +19,37 @@ LATENCY = Histogram(
 
 
 class BodySizeLimit:
-    """Refuse bodies over ``max_bytes`` with 413 before the application reads them."""
+    """Refuse bodies over ``max_bytes`` with 413: by ``Content-Length`` before the application
+    reads anything, and by counting for bodies sent without one (chunked)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            length = dict(scope["headers"]).get(b"content-length")
-            if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
-                await _send_json(
-                    send, 413, "payload_too_large", f"body over {self.max_bytes} bytes"
-                )
-                return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+            await _send_json(send, 413, "payload_too_large", f"body over {self.max_bytes} bytes")
+            return
+        await self.app(scope, self._counting(receive) if length is None else receive, send)
+
+    def _counting(self, receive: Receive) -> Receive:
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    # FastAPI re-raises HTTPExceptions from reading the body: a 413 response.
+                    raise HTTPException(413, f"body over {self.max_bytes} bytes")
+            return message
+
+        return counted
 
 
 class RequestMetrics:
