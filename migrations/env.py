@@ -14,7 +14,8 @@ from cairn.db.models import metadata
 
 
 def _url() -> str:
-    url = context.config.attributes.get("url") or get_settings().database_url
+    # The schema owner migrates; the application role has no DDL rights.
+    url = context.config.attributes.get("url") or get_settings().system_database_url
     if not url:
         raise SystemExit("No database: set DATABASE_URL (postgresql+asyncpg://...)")
     return str(url)

@@ -16,10 +16,13 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from pydantic import SecretStr
 
 from cairn.api.app import create_app
-from cairn.config import EmbeddingSettings, EventSettings, Settings
+from cairn.config import EmbeddingSettings, EventSettings, SecretSettings, Settings
+from cairn.db.roles import DEFAULT_APP_ROLE
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
+from cairn.secrets.crypto import new_kek
 
 REPO = Path(__file__).resolve().parents[1]
 # Fast webhook retries, and no webhook cache, so that a webhook registered by a test is used
@@ -68,10 +71,14 @@ def settings(
 ) -> Settings:
     return Settings(
         data_dir=tmp_path_factory.mktemp("data"),
-        database_url=services.postgres.url,
+        # As `cairn up`: the superuser migrates and runs the cross-tenant jobs, everything
+        # else logs in as the application role, under row-level security.
+        admin_database_url=services.postgres.url,
+        database_url=services.postgres.url_for(DEFAULT_APP_ROLE),
         nats_url=services.nats.url,
         embedding=EmbeddingSettings(model_dir=model_dir, retry_interval_s=3600),
         events=TEST_EVENTS,
+        secrets=SecretSettings(kek=SecretStr(new_kek())),
     )
 
 
@@ -100,8 +107,9 @@ def marker() -> str:
 
 @pytest.fixture
 def db(app: FastAPI) -> Any:
-    """The app's engine, for checks that look at the tables directly."""
-    return app.state.resources.engine
+    """The schema owner's engine, for checks that look at the tables directly (exempt from
+    row-level security: it sees every tenant's rows)."""
+    return app.state.resources.system_engine
 
 
 @pytest.fixture(scope="session")

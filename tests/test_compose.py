@@ -87,7 +87,9 @@ def test_server_is_configured_for_the_containers(services: dict[str, Any]) -> No
     assert server["command"] == ["cairn", "serve"]
     env = server["environment"]
     assert env["CAIRN_HOST"] == "0.0.0.0"
-    assert env["DATABASE_URL"] == "postgresql+asyncpg://cairn:cairn@postgres:5432/cairn"
+    # Requests run as the application role; only the cross-tenant jobs as the schema owner.
+    assert env["DATABASE_URL"] == "postgresql+asyncpg://cairn_app:cairn_app@postgres:5432/cairn"
+    assert env["CAIRN_ADMIN_DATABASE_URL"] == "postgresql+asyncpg://cairn:cairn@postgres:5432/cairn"
     assert env["NATS_URL"] == "nats://nats:4222"
     assert [port["target"] for port in server["ports"]] == [8081]
     assert "/health" in " ".join(server["healthcheck"]["test"])

@@ -90,23 +90,50 @@ def worker() -> None:
 
 @app.command()
 def migrate() -> None:
-    """Apply the database migrations to DATABASE_URL."""
+    """Apply the database migrations as CAIRN_ADMIN_DATABASE_URL (else DATABASE_URL), and
+    create the application role named by DATABASE_URL."""
     from cairn.db.engine import create_engine
     from cairn.db.migrate import upgrade
+    from cairn.db.roles import app_role
 
     settings = _settings()
-    if not settings.database_url:
-        raise typer.BadParameter("set DATABASE_URL")
+    if not settings.system_database_url:
+        raise typer.BadParameter("set DATABASE_URL (and CAIRN_ADMIN_DATABASE_URL)")
 
     async def run() -> None:
-        engine = create_engine(settings.database_url or "", settings)
+        engine = create_engine(settings.system_database_url or "", settings)
         try:
-            await upgrade(engine)
+            await upgrade(engine, app_role=app_role(settings))
         finally:
             await engine.dispose()
 
     asyncio.run(run())
     typer.echo("migrations applied")
+
+
+@app.command("rotate-kek")
+def rotate_kek() -> None:
+    """Re-wrap every secret's data key with the current KEK (CAIRN_SECRETS__KEK), reading
+    the old ones from CAIRN_SECRETS__PREVIOUS_KEKS; values are not re-encrypted."""
+    from cairn.db.engine import create_engine, create_session_factory
+    from cairn.secrets.crypto import Keyring
+    from cairn.secrets.service import rewrap_all
+
+    settings = _settings()
+    keyring = Keyring.from_settings(settings.secrets)
+    if keyring is None or not settings.system_database_url:
+        raise typer.BadParameter("set CAIRN_SECRETS__KEK and DATABASE_URL")
+
+    async def run() -> int:
+        # Every tenant's secrets: as the schema owner (CAIRN_ADMIN_DATABASE_URL).
+        engine = create_engine(settings.system_database_url or "", settings)
+        try:
+            async with create_session_factory(engine)() as session, session.begin():
+                return await rewrap_all(session, keyring)
+        finally:
+            await engine.dispose()
+
+    typer.echo(f"{asyncio.run(run())} data keys re-wrapped with KEK {keyring.current_id}")
 
 
 @app.command("bootstrap")

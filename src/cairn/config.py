@@ -121,6 +121,18 @@ class TransformSettings(BaseModel):
     schema_cache_ttl_s: float = 60.0  # safety net for changes made by other processes
 
 
+class SecretSettings(BaseModel):
+    """Envelope encryption of ``/secrets``: each secret has its own random data key, stored
+    wrapped by the key-encryption key (KEK, base64 of 32 bytes). ``cairn up`` generates one
+    in its data directory when none is configured. ``previous_keks`` still unwrap during a
+    rotation (``cairn secrets rotate-kek`` re-wraps every data key with the current one)."""
+
+    kek: SecretStr | None = None
+    kek_file: Path | None = None
+    previous_keks: list[SecretStr] = Field(default_factory=list)
+    max_value_bytes: int = 64 * 1024
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CAIRN_",
@@ -139,6 +151,13 @@ class Settings(BaseSettings):
     )
     nats_url: str | None = Field(
         default=None, validation_alias=AliasChoices("CAIRN_NATS_URL", "NATS_URL")
+    )
+    # The owner of the schema (runs migrations, creates the application role) and the role of
+    # the few jobs that span tenants (outbox relay, embedding back-fill, DLQ requeue). Requests
+    # and the worker use DATABASE_URL: a role without BYPASSRLS, so row-level security holds.
+    admin_database_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CAIRN_ADMIN_DATABASE_URL", "ADMIN_DATABASE_URL"),
     )
     db_pool_size: int = 10
     db_max_overflow: int = 10
@@ -159,10 +178,16 @@ class Settings(BaseSettings):
     transforms: TransformSettings = TransformSettings()
     context: ContextSettings = ContextSettings()
     events: EventSettings = EventSettings()
+    secrets: SecretSettings = SecretSettings()
 
     @property
     def model_dir(self) -> Path:
         return self.embedding.model_dir or self.data_dir / "models"
+
+    @property
+    def system_database_url(self) -> str | None:
+        """Where migrations and the cross-tenant jobs connect (DATABASE_URL when unset)."""
+        return self.admin_database_url or self.database_url
 
     @property
     def public_url(self) -> str:

@@ -9,6 +9,7 @@ import httpx
 from fastapi import FastAPI
 from tests.factories import breadcrumb
 
+from cairn.db.engine import tenant_session
 from cairn.edges.repository import upsert_edges
 
 
@@ -24,7 +25,10 @@ async def link(
     owner: uuid.UUID | None = None,
 ) -> None:
     resources = app.state.resources
-    async with resources.session_factory() as session, session.begin():
+    async with (
+        tenant_session(resources.session_factory, owner or resources.default_tenant) as session,
+        session.begin(),
+    ):
         await upsert_edges(session, owner or resources.default_tenant, edges)
 
 
@@ -35,7 +39,10 @@ async def insert_quietly(app: FastAPI, title: str, schema_name: str = "note.v1")
 
     resources = app.state.resources
     record_id = uuid.uuid4()
-    async with resources.session_factory() as session, session.begin():
+    async with (
+        tenant_session(resources.session_factory, resources.default_tenant) as session,
+        session.begin(),
+    ):
         await insert_breadcrumb(
             session,
             {

@@ -33,7 +33,7 @@ async def _context_events(app: FastAPI, consumer: str) -> list[str]:
         "SELECT payload->>'type' FROM outbox WHERE payload->>'schema_name' = 'agent.context.v1'"
         " AND payload->'tags' ? :tag ORDER BY id"
     )
-    async with app.state.resources.engine.connect() as connection:
+    async with app.state.resources.system_engine.connect() as connection:
         return list((await connection.execute(query, {"tag": f"consumer:{consumer}"})).scalars())
 
 

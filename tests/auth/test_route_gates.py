@@ -59,6 +59,20 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("POST", "/dlq/{entry_id}/retry"): C,
     ("GET", "/contexts/{consumer_id}"): S,
     ("POST", "/contexts/assemble"): E,
+    ("GET", "/acl"): C,
+    ("POST", "/acl/grant"): C,
+    ("POST", "/acl/revoke"): C,
+    ("DELETE", "/acl/{acl_id}"): C,
+    ("GET", "/breadcrumbs/{breadcrumb_id}/acl"): C,
+    ("POST", "/breadcrumbs/{breadcrumb_id}/acl"): C,
+    ("DELETE", "/breadcrumbs/{breadcrumb_id}/acl/{acl_id}"): C,
+    ("POST", "/secrets"): C,
+    ("GET", "/secrets"): S,
+    ("GET", "/secrets/{secret_id}"): S,
+    ("PUT", "/secrets/{secret_id}"): C,
+    ("DELETE", "/secrets/{secret_id}"): C,
+    ("POST", "/secrets/{secret_id}/decrypt"): S,
+    ("GET", "/secrets/{secret_id}/audit"): C,
 }
 GATED = sorted(key for key, gate in EXPECTED.items() if gate != OPEN)
 BELOW = {S: [], E: [["subscriber"]], C: [["subscriber"], ["emitter"], ["subscriber", "emitter"]]}
@@ -108,7 +122,7 @@ def test_each_route_carries_the_gate_of_the_table(method: str, path: str) -> Non
 
 def _url(path: str, owner: uuid.UUID, agent: str) -> str:
     values = {"tenant_id": str(owner), "agent_id": agent, "consumer_id": agent}
-    for name in ("breadcrumb_id", "webhook_id", "entry_id"):
+    for name in ("breadcrumb_id", "webhook_id", "entry_id", "acl_id", "secret_id"):
         values[name] = str(uuid.uuid4())
     return path.format(**values)
 

@@ -12,12 +12,13 @@ from tests.factories import breadcrumb
 
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.breadcrumbs.service import BreadcrumbWriter
+from cairn.db.engine import tenant_session
 from cairn.db.tenants import ensure_tenant
 from cairn.principal import Principal
 
 
 async def _count_titled(app: FastAPI, title: str) -> int:
-    async with app.state.resources.engine.connect() as connection:
+    async with app.state.resources.system_engine.connect() as connection:
         query = text("SELECT count(*) FROM breadcrumbs WHERE title = :t")
         return int((await connection.execute(query, {"t": title})).scalar_one())
 
@@ -68,7 +69,8 @@ async def test_idempotency_keys_are_per_tenant(app: FastAPI) -> None:
     body = BreadcrumbCreate.model_validate(breadcrumb(title=f"tenant {other}"))
     ids = []
     for owner in (resources.default_tenant, other):
-        async with resources.session_factory() as session, session.begin():
+        scoped = tenant_session(resources.session_factory, owner)
+        async with scoped as session, session.begin():
             principal = Principal(owner, "t")
             limits = resources.settings.limits
             writer = BreadcrumbWriter(

@@ -62,7 +62,7 @@ async def test_failed_embedding_stores_null_then_is_retried(settings: Settings) 
             assert (await client.get(url)).json()["embedding"] is None
             embedder.working = True
             resources = app.state.resources
-            while await embed_pending(resources.session_factory, embedder):
+            while await embed_pending(resources.system_sessions, embedder):
                 pass
             embedding = (await client.get(url)).json()["embedding"]
             assert embedding is not None and len(embedding) == 384

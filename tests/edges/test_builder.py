@@ -11,6 +11,7 @@ from sqlalchemy import text
 from tests.factories import breadcrumb
 
 from cairn.breadcrumbs import repository as breadcrumbs
+from cairn.db.engine import tenant_session
 from cairn.edges.builder import CAUSAL, SEMANTIC, TAG, TEMPORAL, EdgeOptions, build_edges
 
 
@@ -23,7 +24,10 @@ async def _post(client: httpx.AsyncClient, **overrides: object) -> uuid.UUID:
 async def _build(app: FastAPI, ids: Sequence[uuid.UUID]) -> None:
     resources = app.state.resources
     for record_id in ids:
-        async with resources.session_factory() as session, session.begin():
+        async with (
+            tenant_session(resources.session_factory, resources.default_tenant) as session,
+            session.begin(),
+        ):
             row = await breadcrumbs.get(session, resources.default_tenant, record_id)
             assert row is not None
             await build_edges(session, row, EdgeOptions())
@@ -34,7 +38,7 @@ async def _edges(app: FastAPI, ids: Sequence[uuid.UUID]) -> set[tuple[uuid.UUID,
         "SELECT from_id, to_id, edge_type FROM breadcrumb_edges"
         " WHERE from_id = ANY(:ids) AND to_id = ANY(:ids)"
     )
-    async with app.state.resources.engine.connect() as connection:
+    async with app.state.resources.system_engine.connect() as connection:
         rows = await connection.execute(query, {"ids": list(ids)})
         return {(row.from_id, row.to_id, row.edge_type) for row in rows}
 
@@ -90,7 +94,7 @@ async def test_tag_and_semantic_edges_and_idempotency(
     query = text(
         "SELECT weight FROM breadcrumb_edges WHERE edge_type = 3 AND from_id = :a AND to_id = :b"
     )
-    async with app.state.resources.engine.connect() as connection:
+    async with app.state.resources.system_engine.connect() as connection:
         weight = (await connection.execute(query, {"a": second, "b": first})).scalar_one()
     assert 0.55 <= weight <= 1.0
 
@@ -106,7 +110,8 @@ async def test_edges_never_cross_tenants(client: httpx.AsyncClient, app: FastAPI
     await ensure_tenant(resources.engine, other, f"tenant-{other}")
     text_ = {"text": "Quarterly numbers for the Oslo branch look strong"}
     mine = await _post(client, tags=["oslo"], title="Oslo numbers", context=text_)
-    async with resources.session_factory() as session, session.begin():
+    scoped = tenant_session(resources.session_factory, other)
+    async with scoped as session, session.begin():
         writer = BreadcrumbWriter(
             session, resources.embedder, resources.settings.limits, Principal(other, "t")
         )
@@ -114,7 +119,8 @@ async def test_edges_never_cross_tenants(client: httpx.AsyncClient, app: FastAPI
             breadcrumb(tags=["oslo"], title="Oslo numbers", context=text_)
         )
         theirs = (await writer.create(body, None)).id
-    async with resources.session_factory() as session, session.begin():
+    scoped = tenant_session(resources.session_factory, other)
+    async with scoped as session, session.begin():
         row = await breadcrumbs.get(session, other, theirs)
         assert row is not None
         await build_edges(session, row, EdgeOptions())

@@ -46,7 +46,7 @@ async def _last_seq(app: FastAPI) -> int:
 
 
 async def _pending(app: FastAPI) -> int:
-    async with app.state.resources.engine.connect() as connection:
+    async with app.state.resources.system_engine.connect() as connection:
         from sqlalchemy import text
 
         query = text("SELECT count(*) FROM outbox WHERE published_at IS NULL")

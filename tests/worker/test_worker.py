@@ -17,7 +17,7 @@ async def _edges_of(app: FastAPI, record_id: str) -> list[tuple[str, str, int]]:
         "SELECT from_id::text, to_id::text, edge_type FROM breadcrumb_edges"
         " WHERE from_id = :id OR to_id = :id"
     )
-    async with app.state.resources.engine.connect() as connection:
+    async with app.state.resources.system_engine.connect() as connection:
         return [tuple(row) for row in await connection.execute(query, {"id": record_id})]  # type: ignore[misc]
 
 

@@ -9,7 +9,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
 from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from cairn.acl import endpoints as acl
 from cairn.api import health
 from cairn.api.errors import install_error_handlers
 from cairn.api.middleware import BodySizeLimit, RequestMetrics
@@ -22,13 +24,16 @@ from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
 from cairn.context import endpoints as contexts
 from cairn.context.builder import ContextBuilder
-from cairn.db.engine import create_engine, create_session_factory
+from cairn.db.engine import create_engine, create_session_factory, warn_if_rls_bypassed
 from cairn.db.migrate import upgrade
+from cairn.db.roles import app_role
 from cairn.db.tenants import ensure_tenant
 from cairn.embedding import Embedder
 from cairn.embedding.factory import load_embedder
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
+from cairn.secrets import endpoints as secrets
+from cairn.secrets.crypto import Keyring
 from cairn.stream import endpoints as stream
 from cairn.transforms import Transforms
 from cairn.webhooks import endpoints as webhooks
@@ -43,6 +48,8 @@ ROUTERS = (
     stream.router,
     webhooks.router,
     contexts.router,
+    acl.router,
+    secrets.router,
 )
 
 
@@ -84,9 +91,9 @@ async def _open(
 ) -> Resources:
     if not settings.database_url:
         raise RuntimeError("DATABASE_URL is not set (or use `cairn up` for embedded services)")
+    system = await _open_system(settings, migrate=migrate)
     engine = create_engine(settings.database_url, settings)
-    if migrate:
-        await upgrade(engine)
+    await warn_if_rls_bypassed(engine)
     tenant = uuid.UUID(settings.default_tenant_id)
     await ensure_tenant(engine, tenant, settings.default_tenant_name)
     if embedder is None:
@@ -97,16 +104,33 @@ async def _open(
         ContextBuilder.create, settings, sessions, transforms, embedder
     )
     resources = Resources(settings, engine, sessions, embedder, tenant, transforms, contexts, auth)
+    resources.system_engine = system
+    resources.system_sessions = create_session_factory(system)
+    resources.keyring = Keyring.from_settings(settings.secrets)
     retries = run_embedding_retries(
-        resources.session_factory, embedder, settings.embedding.retry_interval_s
+        resources.system_sessions, embedder, settings.embedding.retry_interval_s
     )
     resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
     if settings.nats_url:
         resources.nats = NatsHolder(settings.nats_url)
         listeners = (transforms.invalidate_for_event, contexts.directory.on_event)
-        events = start_events(settings, resources.nats, resources.session_factory, listeners)
+        events = start_events(
+            settings, resources.nats, resources.session_factory, listeners,
+            system_sessions=resources.system_sessions,
+        )  # fmt: skip
         resources.background.extend(events)
     return resources
+
+
+async def _open_system(settings: Settings, *, migrate: bool) -> AsyncEngine:
+    """The schema owner's engine: migrates, then serves the jobs that span tenants (a small
+    pool: the relay has its own connection, the rest poll)."""
+    url = settings.system_database_url
+    assert url is not None
+    system = create_engine(url, settings, pool_size=2, max_overflow=4)
+    if migrate:
+        await upgrade(system, app_role=app_role(settings))
+    return system
 
 
 async def _close(resources: Resources, *, owns_embedder: bool) -> None:
@@ -120,3 +144,5 @@ async def _close(resources: Resources, *, owns_embedder: bool) -> None:
     if owns_embedder:
         await resources.embedder.aclose()
     await resources.engine.dispose()
+    if resources.system_engine is not None:
+        await resources.system_engine.dispose()

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn.api.resources import Resources
 from cairn.breadcrumbs.queries import BreadcrumbReader
 from cairn.breadcrumbs.service import BreadcrumbWriter
+from cairn.db.engine import tenant_session
 from cairn.errors import Forbidden
 from cairn.principal import Principal, Role
 
@@ -22,16 +23,6 @@ def get_resources(request: Request) -> Resources:
 
 
 ResourcesDep = Annotated[Resources, Depends(get_resources)]
-
-
-async def get_session(resources: ResourcesDep) -> AsyncIterator[AsyncSession]:
-    """The request's one transaction: committed when the endpoint returns, before the
-    response is sent (scope="function"), rolled back on any error."""
-    async with resources.session_factory() as session, session.begin():
-        yield session
-
-
-SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 
 
 _bearer = HTTPBearer(
@@ -70,6 +61,23 @@ async def get_stream_principal(
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 StreamPrincipalDep = Annotated[Principal, Depends(get_stream_principal)]
+
+
+async def get_session(
+    resources: ResourcesDep, principal: PrincipalDep
+) -> AsyncIterator[AsyncSession]:
+    """The request's one transaction: committed when the endpoint returns, before the
+    response is sent (scope="function"), rolled back on any error.
+
+    Scoped to the caller's tenant: right after BEGIN it runs
+    ``set_config('cairn.tenant', <owner_id>, true)`` (SET LOCAL), and row-level security
+    then hides every other tenant's rows, even from a query that forgot its ``owner_id``."""
+    scoped = tenant_session(resources.session_factory, principal.owner_id)
+    async with scoped as session, session.begin():
+        yield session
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
 
 
 def require_role(role: Role, *, stream: bool = False) -> Any:

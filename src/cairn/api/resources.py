@@ -13,6 +13,7 @@ from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
 from cairn.embedding import Embedder
 from cairn.events.nats_client import NatsHolder
+from cairn.secrets.crypto import Keyring
 from cairn.transforms import Transforms
 
 
@@ -28,3 +29,8 @@ class Resources:
     auth: Authenticator  # who is calling (CAIRN_AUTH), and per-caller limits
     nats: NatsHolder | None = None  # when NATS_URL is set
     background: list[Any] = field(default_factory=list)
+    # The schema owner (CAIRN_ADMIN_DATABASE_URL): only for the jobs that span tenants and
+    # for tests looking at tables directly. Requests never use it.
+    system_engine: AsyncEngine | None = None
+    system_sessions: async_sessionmaker[AsyncSession] = field(init=False)
+    keyring: Keyring | None = None  # the secrets KEK; None: /secrets answers 503

@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from cairn.api.deps import BearerDep, ResourcesDep
 from cairn.auth import repository
 from cairn.auth.schemas import MintedToken, MintRequest
+from cairn.db.engine import tenant_session
 from cairn.errors import BadRequest, Forbidden, InvalidInput
 from cairn.principal import ALL_ROLES, Principal, Role
 
@@ -37,7 +38,7 @@ async def mint_token(body: MintRequest, resources: ResourcesDep, bearer: BearerD
     ttl = body.ttl_sec or resources.settings.jwt.token_ttl_s
     if ttl > resources.settings.jwt.max_token_ttl_s:
         raise InvalidInput(f"ttl_sec is over {resources.settings.jwt.max_token_ttl_s}")
-    async with resources.session_factory() as session, session.begin():
+    async with tenant_session(resources.session_factory, owner_id) as session, session.begin():
         await repository.ensure_tenant(session, owner_id, body.tenant_name)
         await repository.upsert_agent(session, owner_id, body.agent_id, roles)
     auth.ensure_known(owner_id)

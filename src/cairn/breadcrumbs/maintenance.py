@@ -1,4 +1,8 @@
-"""Background upkeep: embed records whose embedding failed when they were written."""
+"""Background upkeep: embed records whose embedding failed when they were written.
+
+It looks across every tenant, so it runs on the system sessions (the schema owner's engine,
+exempt from row-level security); it only ever fills ``embedding`` for the ``llm_text`` it read.
+"""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from cairn.acl.schemas import AclAction
 from cairn.breadcrumbs import repository
 from cairn.breadcrumbs.context import BreadcrumbService
 from cairn.breadcrumbs.repository import Cursor, ListFilter, Row
@@ -27,6 +28,10 @@ from cairn.db.models import EMBEDDING_DIM
 from cairn.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from cairn.transforms import Rendered
 
+# Either read grant shows the LLM view; only read_full shows every column.
+READ_CONTEXT = [AclAction.READ_CONTEXT.value, AclAction.READ_FULL.value]
+READ_FULL = [AclAction.READ_FULL.value]
+
 
 @dataclass(frozen=True, slots=True)
 class Page:
@@ -39,10 +44,8 @@ class BreadcrumbReader(BreadcrumbService):
         self, breadcrumb_id: uuid.UUID, *, explain: bool = False
     ) -> BreadcrumbContextView:
         """The LLM view: the context through the record's (or its schema's) llm_hints."""
-        row = await self._get(breadcrumb_id)
-        (rendered,) = await self.transforms.render_many(
-            self.session, self.principal.owner_id, [row]
-        )
+        row = await self._readable(breadcrumb_id, READ_CONTEXT)
+        (rendered,) = await self.transforms.render_many(self.session, row["owner_id"], [row])
         return llm_view(row, rendered, explain=explain)
 
     async def render(self, breadcrumb_ids: list[uuid.UUID], *, explain: bool) -> RenderResult:
@@ -61,7 +64,7 @@ class BreadcrumbReader(BreadcrumbService):
         return RenderResult(items=items, missing=[i for i in wanted if i not in by_id])
 
     async def full(self, breadcrumb_id: uuid.UUID) -> BreadcrumbFull:
-        row = dict(await self._get(breadcrumb_id))
+        row = dict(await self._readable(breadcrumb_id, READ_FULL))
         if row["embedding"] is not None:
             row["embedding"] = [float(x) for x in row["embedding"]]
         return BreadcrumbFull.model_validate(row)
@@ -117,6 +120,16 @@ class BreadcrumbReader(BreadcrumbService):
 
     async def _get(self, breadcrumb_id: uuid.UUID) -> Row:
         row = await repository.get(self.session, self.principal.owner_id, breadcrumb_id)
+        if row is None:
+            raise NotFound(f"breadcrumb {breadcrumb_id} not found")
+        return row
+
+    async def _readable(self, breadcrumb_id: uuid.UUID, actions: list[str]) -> Row:
+        """The caller's own record, or another tenant's granted to it by an ACL entry; any
+        other id is a 404 (never 403: the answer must not reveal that the record exists)."""
+        row = await repository.get(self.session, self.principal.owner_id, breadcrumb_id)
+        if row is None:
+            row = await repository.get_granted(self.session, self.principal, breadcrumb_id, actions)
         if row is None:
             raise NotFound(f"breadcrumb {breadcrumb_id} not found")
         return row

@@ -1,4 +1,6 @@
-"""Every breadcrumb query. All of them are scoped by ``owner_id``."""
+"""Every breadcrumb query. All of them are scoped by ``owner_id`` (row-level security scopes
+them again, to the transaction's tenant), except ``get_granted`` (another tenant's record,
+through an ACL grant) and the embedding back-fill, which runs as the schema owner."""
 
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cairn.acl import repository as acl
 from cairn.db.models import breadcrumb_history, breadcrumbs, idempotency_keys
+from cairn.principal import Principal
 
 Row = RowMapping
 
@@ -89,6 +93,19 @@ async def get(
     )
     if for_update:
         query = query.with_for_update()
+    return (await session.execute(query)).mappings().one_or_none()
+
+
+async def get_granted(
+    session: AsyncSession, principal: Principal, breadcrumb_id: uuid.UUID, actions: list[str]
+) -> Row | None:
+    """Another tenant's record, when an ACL entry grants the caller one of ``actions`` on it
+    (row-level security shows such records to the grantee, and nothing else)."""
+    query = select(breadcrumbs).where(
+        breadcrumbs.c.id == breadcrumb_id,
+        breadcrumbs.c.id.in_(acl.granted_ids(principal, actions)),
+        _live(),
+    )
     return (await session.execute(query)).mappings().one_or_none()
 
 

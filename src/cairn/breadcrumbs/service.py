@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from cairn.acl import repository as acl
+from cairn.acl.schemas import AclAction
 from cairn.breadcrumbs import ops, repository
 from cairn.breadcrumbs.context import BreadcrumbService
 from cairn.breadcrumbs.repository import Row
@@ -33,9 +35,10 @@ from cairn.breadcrumbs.validation import (
 )
 from cairn.context.definitions import check_definition
 from cairn.embedding import entity_keywords, tag_pointers
-from cairn.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
+from cairn.principal import Role
 from cairn.transforms import defined_schemas, is_definition
 
 log = logging.getLogger(__name__)
@@ -121,6 +124,8 @@ class BreadcrumbWriter(BreadcrumbService):
         return await self.mutate(breadcrumb_id, lambda _: dict(validated), "update", if_match)
 
     async def delete(self, breadcrumb_id: uuid.UUID) -> Row:
+        current = await self._current(breadcrumb_id, lock=True)
+        await self._authorize(current, AclAction.DELETE)
         row = await repository.delete_breadcrumb(
             self.session, self.principal.owner_id, breadcrumb_id
         )
@@ -177,6 +182,7 @@ class BreadcrumbWriter(BreadcrumbService):
         """
         for _ in range(MAX_CAS_ATTEMPTS):
             current = await self._current(breadcrumb_id, lock=if_match is None)
+            await self._authorize(current, AclAction.UPDATE)
             if if_match is not None and current["version"] != if_match:
                 raise PreconditionFailed(
                     f"version is {current['version']}, If-Match asked for {if_match}"
@@ -284,6 +290,19 @@ class BreadcrumbWriter(BreadcrumbService):
         if row is None:
             raise NotFound(f"breadcrumb {breadcrumb_id} not found")
         return row
+
+    async def _authorize(self, row: Row, action: AclAction) -> None:
+        """Curators change anything in their tenant; other agents change the records they
+        created, and those an ACL entry grants them ``update`` / ``delete`` on."""
+        principal = self.principal
+        if principal.has(Role.CURATOR) or row["created_by"] == principal.actor:
+            return
+        if await acl.is_granted(self.session, principal, row["id"], [action.value]):
+            return
+        raise Forbidden(
+            f"breadcrumb {row['id']} was created by another agent; {action.value} needs the "
+            "curator role or an ACL grant"
+        )
 
     async def _record(
         self, row: Row, kind: ChangeKind, *, change: str, reason: str | None = None

@@ -22,6 +22,7 @@ from cairn.context.directory import Directory
 from cairn.context.model import Record
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.context.write import write_context
+from cairn.db.engine import tenant_session
 from cairn.embedding import Embedder
 from cairn.principal import Principal
 from cairn.transforms import Transforms
@@ -84,7 +85,9 @@ class ContextBuilder:
 
     async def build(self, agent: Agent, trigger_id: uuid.UUID, event_id: str) -> Row | None:
         excluded = await self.directory.excluded(agent.owner_id)
-        async with self.session_factory() as session, session.begin():
+        # Within the trigger's tenant: no source, graph walk or write can leave it.
+        scoped = tenant_session(self.session_factory, agent.owner_id)
+        async with scoped as session, session.begin():
             assembly = await assemble(
                 session, agent, trigger_id,
                 event_id=event_id, excluded=excluded, counter=self.counter,

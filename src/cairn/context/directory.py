@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.context.agents import AGENT_SCHEMA, Agent, parse_agent
 from cairn.context.blacklist import BLACKLIST_SCHEMA, excluded_schemas
+from cairn.db.engine import tenant_session
 
 _AGENTS = text(
     "SELECT id, context FROM breadcrumbs WHERE owner_id = :owner AND schema_name = :schema"
@@ -53,7 +54,7 @@ class Directory:
         return True
 
     async def _load(self, owner_id: uuid.UUID) -> None:
-        async with self._lock, self.session_factory() as session:
+        async with self._lock, tenant_session(self.session_factory, owner_id) as session:
             rows = await session.execute(_AGENTS, {"owner": owner_id, "schema": AGENT_SCHEMA})
             agents: dict[str, Agent] = {}
             for row in rows:

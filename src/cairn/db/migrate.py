@@ -10,6 +10,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from cairn.db.roles import AppRole
+
 # Held while migrating so that several servers starting at once take turns.
 _MIGRATION_LOCK = 0x6361_6972_6E00
 
@@ -26,13 +28,19 @@ def alembic_config(url: str | None = None) -> Config:
     return config
 
 
-def _upgrade(connection: Connection, revision: str) -> None:
+def _upgrade(connection: Connection, revision: str, app_role: AppRole | None) -> None:
     connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
     config = alembic_config()
     config.attributes["connection"] = connection
+    if app_role is not None:
+        config.attributes["app_role"] = app_role
     command.upgrade(config, revision)
 
 
-async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
+async def upgrade(
+    engine: AsyncEngine, revision: str = "head", *, app_role: AppRole | None = None
+) -> None:
+    """Migrate as ``engine``'s role (the schema owner); ``app_role`` is the role revision
+    0005 creates for the application (default: derived from the settings)."""
     async with engine.begin() as connection:
-        await connection.run_sync(_upgrade, revision)
+        await connection.run_sync(_upgrade, revision, app_role)

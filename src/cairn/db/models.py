@@ -12,6 +12,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     SmallInteger,
@@ -212,4 +213,62 @@ webhook_dlq = Table(
         "ix_webhook_dlq_requeued", "requeued_at", postgresql_where=text("requeued_at IS NOT NULL")
     ),
     Index("uq_webhook_dlq_webhook_event", "webhook_id", "event_id", unique=True),
+)
+
+# ACL entries (revision 0005): one RCRT action on one record for a grantee tenant, or one
+# agent of it (``grantee_agent_id`` NULL: every agent of that tenant).
+breadcrumb_acl = Table(
+    "breadcrumb_acl",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), nullable=False),
+    Column(
+        "breadcrumb_id",
+        UUID(as_uuid=True),
+        ForeignKey("breadcrumbs.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("grantee_owner_id", UUID(as_uuid=True), nullable=False),
+    Column("grantee_agent_id", Text),
+    Column("action", Text, nullable=False),
+    _timestamp("created_at"),
+    Column("created_by", Text),
+    Index("ix_breadcrumb_acl_grantee", "grantee_owner_id", "breadcrumb_id"),
+)
+
+# Envelope-encrypted secrets: the value under a per-secret data key (AES-256-GCM), the data
+# key wrapped by the key-encryption key named by ``kek_id``.
+secrets = Table(
+    "secrets",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("scope_type", Text, nullable=False, server_default="global"),
+    Column("scope_id", Text),
+    Column("description", Text),
+    Column("readers", ARRAY(Text), nullable=False, server_default=text("'{}'")),
+    Column("ciphertext", LargeBinary, nullable=False),
+    Column("nonce", LargeBinary, nullable=False),
+    Column("wrapped_key", LargeBinary, nullable=False),
+    Column("key_nonce", LargeBinary, nullable=False),
+    Column("kek_id", Text, nullable=False),
+    _timestamp("created_at"),
+    _timestamp("updated_at"),
+    Column("created_by", Text),
+    Column("updated_by", Text),
+)
+
+# Append-only for the application role; no foreign key, so the trail outlives the secret.
+secret_audit = Table(
+    "secret_audit",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
+    Column("owner_id", UUID(as_uuid=True), nullable=False),
+    Column("secret_id", UUID(as_uuid=True), nullable=False),
+    Column("action", Text, nullable=False),
+    Column("actor", Text, nullable=False),
+    Column("reason", Text),
+    _timestamp("created_at"),
+    Index("ix_secret_audit_secret", "owner_id", "secret_id", "id"),
 )

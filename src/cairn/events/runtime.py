@@ -29,23 +29,27 @@ def start_events(
     holder: NatsHolder,
     sessions: async_sessionmaker[AsyncSession] | None = None,
     listeners: Sequence[CacheListener] = (),
+    *,
+    system_sessions: async_sessionmaker[AsyncSession] | None = None,
 ) -> list[asyncio.Task[None]]:
     """Background tasks: connect to NATS, declare the stream, relay the outbox, (given
     ``sessions``) deliver webhooks, and tell ``listeners`` about every change made anywhere
     (caches of schema hints, agents and the blacklist forget what changed)."""
-    assert settings.database_url
+    system_url = settings.system_database_url
+    assert system_url
 
     def broker() -> Broker | None:
         js = holder.jetstream()
         return JetStreamBroker(js, settings.events) if js is not None else None
 
-    relay = OutboxRelay(asyncpg_dsn(settings.database_url), broker, settings.events)
+    # The relay reads every tenant's outbox: it connects as the schema owner.
+    relay = OutboxRelay(asyncpg_dsn(system_url), broker, settings.events)
     tasks = [
         asyncio.create_task(_connect(holder, settings, listeners), name="nats-connect"),
         asyncio.create_task(relay.run(), name="outbox-relay"),
     ]
     if sessions is not None:
-        webhooks = run_webhook_delivery(holder, sessions, settings.events)
+        webhooks = run_webhook_delivery(holder, sessions, settings.events, system_sessions)
         tasks.append(asyncio.create_task(webhooks, name="webhook-delivery"))
     return tasks
 

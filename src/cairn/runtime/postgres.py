@@ -71,6 +71,11 @@ class EmbeddedPostgres:
         """SQLAlchemy URL (asyncpg driver)."""
         return f"postgresql+asyncpg://{SUPERUSER}@{_HOST}:{self.port}/{self.database}"
 
+    def url_for(self, role: str) -> str:
+        """SQLAlchemy URL logging in as ``role`` (local logins are trusted: no password).
+        ``cairn up`` and the tests serve as the application role revision 0005 creates."""
+        return f"postgresql+asyncpg://{role}@{_HOST}:{self.port}/{self.database}"
+
     @property
     def dsn(self) -> str:
         """Plain libpq URL for asyncpg and psql."""

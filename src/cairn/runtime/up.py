@@ -23,9 +23,11 @@ from cairn.api.app import create_app
 from cairn.auth.local import bootstrap_token, prepare_key
 from cairn.auth.service import check_bind
 from cairn.config import Settings
+from cairn.db.roles import DEFAULT_APP_ROLE
 from cairn.embedding import ensure_model
 from cairn.runtime.nats import EmbeddedNats
 from cairn.runtime.postgres import EmbeddedPostgres
+from cairn.secrets.crypto import ensure_local_kek
 from cairn.worker.app import run_worker
 
 log = logging.getLogger(__name__)
@@ -49,10 +51,15 @@ def up(settings: Settings, bootstrap_dirs: list[Path]) -> None:
         log.info("token signing key: %s (generated once, reused)", key)
     ensure_model(settings.model_dir)
     with ExitStack() as services:
-        updates: dict[str, str] = {}
+        updates: dict[str, object] = {
+            "secrets": ensure_local_kek(settings.secrets, settings.data_dir)
+        }
         if not settings.database_url:
+            # The superuser migrates and runs the cross-tenant jobs; requests and the worker
+            # log in as the application role, so row-level security applies to them.
             postgres = services.enter_context(EmbeddedPostgres(settings.data_dir / "postgres"))
-            updates["database_url"] = postgres.start()
+            updates["admin_database_url"] = postgres.start()
+            updates["database_url"] = postgres.url_for(DEFAULT_APP_ROLE)
         if not settings.nats_url:
             nats = services.enter_context(EmbeddedNats(settings.data_dir / "nats"))
             updates["nats_url"] = nats.start()

@@ -9,14 +9,19 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
 
+from cairn.acl import repository as acl
+from cairn.acl.schemas import AclAction
 from cairn.api.deps import ResourcesDep, StreamPrincipalDep, require_role
+from cairn.api.resources import Resources
 from cairn.breadcrumbs.queries import tag_list
+from cairn.db.engine import tenant_session
 from cairn.errors import InvalidInput, Unavailable
 from cairn.events.selectors import Selector
-from cairn.principal import Role
+from cairn.principal import Principal, Role
 from cairn.stream.sse import SseConnection, open_consumer
 
 router = APIRouter(tags=["events"])
+MAX_SUBSCRIBED = 10_000
 
 
 def build_selector(
@@ -38,6 +43,17 @@ def build_selector(
         return selector.merged(Selector.model_validate(json.loads(filters)))
     except (ValueError, ValidationError) as error:
         raise InvalidInput(f"filters: not a valid selector ({error})"[:500]) from error
+
+
+async def subscribed_records(resources: Resources, principal: Principal) -> frozenset[str]:
+    """Other tenants' records whose events an ACL ``subscribe`` entry grants the caller, read
+    once when the stream opens (the DB session is released before streaming)."""
+    scoped = tenant_session(resources.session_factory, principal.owner_id)
+    async with scoped as db, db.begin():
+        ids = await acl.granted_record_ids(
+            db, principal, [AclAction.SUBSCRIBE.value], limit=MAX_SUBSCRIBED
+        )
+    return frozenset(str(record_id) for record_id in ids)
 
 
 def start_sequence(since: int | None, last_event_id: str | None) -> int | None:
@@ -67,6 +83,7 @@ async def events_stream(
 ) -> StreamingResponse:
     selector = build_selector(schema_name, any_tags, all_tags, session, filters)
     start = start_sequence(since, last_event_id)
+    granted = await subscribed_records(resources, principal)
     js = resources.nats.jetstream() if resources.nats else None
     if js is None:
         raise Unavailable("the event stream is unavailable: NATS is not connected")
@@ -85,6 +102,7 @@ async def events_stream(
         queue_size=events.sse_queue_size,
         ping_interval_s=events.sse_ping_interval_s,
         on_close=slot.release,
+        granted=granted,
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(connection.frames(), media_type="text/event-stream", headers=headers)

@@ -59,12 +59,15 @@ class SseConnection:
         queue_size: int,
         ping_interval_s: float,
         on_close: Callable[[], None] | None = None,
+        granted: frozenset[str] = frozenset(),
     ) -> None:
         self.js = js
         self.on_close = on_close  # gives back the caller's connection slot
         self.subscription = subscription
         self.selector = selector
         self.owner_id = str(owner_id)
+        # Only the caller's tenant's events, plus those of records granted to it by ACL.
+        self.granted = granted
         self.ping_interval_s = ping_interval_s
         self.queue: asyncio.Queue[object] = asyncio.Queue(maxsize=queue_size + 1)
         self.queue_size = queue_size
@@ -112,7 +115,10 @@ class SseConnection:
             event = json.loads(message.data)
         except ValueError:
             return None
-        if event.get("owner_id") != self.owner_id or not self.selector.matches(event):
+        own = event.get("owner_id") == self.owner_id
+        if not (own or event.get("breadcrumb_id") in self.granted):
+            return None
+        if not self.selector.matches(event):
             return None
         data = message.data.decode()
         return f"id: {message.metadata.sequence.stream}\ndata: {data}\n\n"

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from prometheus_client import Counter
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn.db.engine import tenant_session
 from cairn.webhooks import repository
 from cairn.webhooks.delivery import Deliverer, Outcome, Target
 from cairn.webhooks.targets import TargetCache
@@ -51,7 +52,8 @@ class DatabaseDeadLetters:
             "attempts": outcome.attempts,
             "last_error": outcome.last_error or "unknown error",
         }
-        async with self.sessions() as session, session.begin():
+        scoped = tenant_session(self.sessions, target.owner_id)
+        async with scoped as session, session.begin():
             await repository.record_dead_letter(session, values)
 
 

@@ -4,6 +4,9 @@ The request only marks the entry; every API process polls for marked entries and
 them with ``SKIP LOCKED``, so one process redelivers each. Redelivery uses the same retry
 policy as the first delivery: success deletes the entry, failure adds the attempts and keeps
 the last error. A process that dies mid-way leaves the entry in the DLQ, unmarked.
+
+The poll spans tenants, so ``sessions`` are the system sessions (the schema owner's); what is
+redelivered is exactly the stored entry, to the webhook and tenant it was recorded for.
 """
 
 from __future__ import annotations

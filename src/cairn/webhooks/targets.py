@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from sqlalchemy import RowMapping
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn.db.engine import tenant_session
 from cairn.events.selectors import Selector
 from cairn.webhooks import repository
 from cairn.webhooks.delivery import Target
@@ -49,7 +50,7 @@ class TargetCache:
 
 def database_loader(sessions: async_sessionmaker[AsyncSession]) -> Loader:
     async def load(owner_id: uuid.UUID) -> list[Target]:
-        async with sessions() as session:
+        async with tenant_session(sessions, owner_id) as session:
             rows = await repository.delivery_targets(session, owner_id)
         return [target for row in rows if (target := target_from_row(row)) is not None]
 

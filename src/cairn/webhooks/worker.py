@@ -18,9 +18,16 @@ from cairn.webhooks.targets import TargetCache, database_loader
 
 
 async def run_webhook_delivery(
-    holder: NatsHolder, sessions: async_sessionmaker[AsyncSession], settings: EventSettings
+    holder: NatsHolder,
+    sessions: async_sessionmaker[AsyncSession],
+    settings: EventSettings,
+    system_sessions: async_sessionmaker[AsyncSession] | None = None,
 ) -> None:
-    """Runs until cancelled; each loop survives NATS and PostgreSQL outages on its own."""
+    """Runs until cancelled; each loop survives NATS and PostgreSQL outages on its own.
+
+    An event is delivered within its own tenant (``sessions`` scoped to the event's
+    ``owner_id``: only that tenant's webhooks and secrets are visible); only the DLQ
+    requeue poll spans tenants, on ``system_sessions`` (the schema owner)."""
     limits = httpx.Limits(
         max_connections=settings.webhook_concurrency,
         max_keepalive_connections=settings.webhook_concurrency,
@@ -31,7 +38,7 @@ async def run_webhook_delivery(
         targets = TargetCache(database_loader(sessions), settings.webhook_cache_ttl_s)
         dispatcher = EventDispatcher(targets, deliverer, DatabaseDeadLetters(sessions))
         consumer = WebhookConsumer(holder, dispatcher, settings)
-        requeuer = DeadLetterRequeuer(sessions, deliverer, settings)
+        requeuer = DeadLetterRequeuer(system_sessions or sessions, deliverer, settings)
         async with asyncio.TaskGroup() as group:
             group.create_task(consumer.run(), name="webhook-consumer")
             group.create_task(requeuer.run(), name="webhook-requeue")

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.breadcrumbs import repository as breadcrumbs
 from cairn.context.builder import ContextBuilder
+from cairn.db.engine import tenant_session
 from cairn.edges.builder import EdgeOptions, build_edges
 from cairn.worker.outcomes import PoisonMessage, RetryLater
 
@@ -59,7 +60,8 @@ class Handlers:
 
     async def build_edges(self, event: dict[str, Any]) -> None:
         owner, record_id = _ids(event)
-        async with self.session_factory() as session, session.begin():
+        # Within the event's tenant: the edge queries cannot reach another tenant's records.
+        async with tenant_session(self.session_factory, owner) as session, session.begin():
             row = await breadcrumbs.get(session, owner, record_id)
             if row is None:  # deleted since: nothing to link
                 return

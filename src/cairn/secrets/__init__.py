@@ -1,0 +1,1 @@
+"""Secrets: envelope-encrypted values with an audit trail (RCRT's ``/secrets``)."""
