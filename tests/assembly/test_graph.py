@@ -68,3 +68,13 @@ async def test_candidates_beyond_the_cap_are_not_loaded(
     await link(app, [(seed, near, 0, 1.0), (seed, far, 3, 0.3)])  # costs 0.1 and 0.7
     assert await _graph_ids(app, [seed], max_candidates=1) == {seed, near}
     assert await _graph_ids(app, [seed], max_candidates=2) == {seed, near, far}
+
+
+async def test_the_cap_keeps_the_cheapest_paths_over_two_hops(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    seed, a, b, c = [await insert_quietly(app, f"n{i}") for i in range(4)]
+    # seed → a → b by causal edges (0.1 + 0.1); seed → c by a weak semantic edge (0.7)
+    await link(app, [(seed, a, 0, 1.0), (a, b, 0, 1.0), (seed, c, 3, 0.3)])
+    assert await _graph_ids(app, [seed], max_candidates=2) == {seed, a, b}
+    assert await _graph_ids(app, [seed], max_candidates=2, radius=1) == {seed, a, c}

@@ -4,19 +4,20 @@ Fan-out is capped per node and per direction (strongest edges first: causal befo
 temporal before tag before semantic, then by weight), the walk stays inside the owner, and
 it neither loads nor walks through blacklisted schemas.
 
-With ``max_candidates``, only the seeds and the records nearest to them by path cost (the
-pathfinder's cost model, over the edges among the reached records) are loaded: the
-pathfinder takes records in exactly that order, so a budget that fills within the first
-few hundred never sees the difference, while loading, rendering and token-counting the
-whole two-hop neighbourhood (thousands of records around busy seeds) would dominate the
+With ``max_candidates``, the walk goes hop by hop instead, each hop one query that ranks
+what it reaches by path cost (seed cost plus the pathfinder's edge costs) and returns only
+the nearest; the next hop expands the nearest part of that frontier. Only the seeds and
+the ``max_candidates`` records nearest to them are loaded: the pathfinder takes records in
+that order, so a budget that fills within the first few hundred never sees the
+difference, while loading, rendering and token-counting the whole two-hop neighbourhood
+(thousands of records around busy seeds, tens of thousands at scale) would dominate the
 assembly.
 """
 
 from __future__ import annotations
 
-import heapq
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import text
@@ -50,6 +51,33 @@ _WALK = text(
     """
 )
 
+# One hop of the ranked walk: every frontier node's strongest edges (fan-out capped per
+# direction), the reached record's best cost, the nearest :limit of them.
+_HOP = text(
+    """
+    SELECT step.id, min(frontier.cost + step.cost) AS cost
+    FROM unnest(CAST(:frontier AS uuid[]), CAST(:costs AS float8[])) AS frontier(id, cost)
+    CROSS JOIN LATERAL (
+        (SELECT e.to_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
+          WHERE e.from_id = frontier.id AND e.owner_id = :owner
+          ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+        UNION ALL
+        (SELECT e.from_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
+          WHERE e.to_id = frontier.id AND e.owner_id = :owner
+          ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+    ) AS hop
+    CROSS JOIN LATERAL (
+        SELECT hop.id, CASE hop.edge_type WHEN 0 THEN :causal WHEN 1 THEN :temporal
+                       WHEN 2 THEN :tag ELSE greatest(0, least(1, 1 - hop.weight)) END AS cost
+    ) AS step
+    JOIN breadcrumbs b ON b.id = step.id
+    WHERE b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))
+    GROUP BY step.id
+    ORDER BY cost, step.id
+    LIMIT :limit
+    """
+)
+
 _EDGE_TYPES = {kind.value: kind for kind in EdgeType}
 
 _EDGES = text(
@@ -76,14 +104,16 @@ async def load_graph(
     ``max_candidates`` nearest others (``seed_costs``: each seed's starting cost, 0 when
     absent)."""
     seed_ids = list(dict.fromkeys(seeds))
-    params = {"seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius}
-    rows = await session.execute(_WALK, params | {"excluded": sorted(excluded)})
-    reached = {row.id for row in rows} | set(preloaded or ())
+    if max_candidates is None:
+        params = {"seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius}
+        rows = await session.execute(_WALK, params | {"excluded": sorted(excluded)})
+        reached = {row.id for row in rows} | set(preloaded or ())
+    else:
+        starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
+        walk = _RankedWalk(session, owner_id, excluded, fanout, costs)
+        reached = await walk.nearest(starts, radius, max_candidates) | set(preloaded or ())
     found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached)})
     edge_rows = found.all()
-    if max_candidates is not None and len(reached) > len(seed_ids) + max_candidates:
-        starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
-        reached = nearest(starts, edge_steps(edge_rows, costs), max_candidates)
     edges = tuple(
         Edge(a, b, _EDGE_TYPES[kind], float(weight))
         for a, b, kind, weight in edge_rows
@@ -96,45 +126,43 @@ async def load_graph(
     return Graph(records=records, edges=edges)
 
 
-Step = tuple[uuid.UUID, uuid.UUID, float]
+class _RankedWalk:
+    """Hop by hop from the seeds, each hop's nearest records by path cost."""
 
+    def __init__(
+        self,
+        session: AsyncSession,
+        owner_id: uuid.UUID,
+        excluded: frozenset[str],
+        fanout: int,
+        costs: CostModel,
+    ) -> None:
+        self.session = session
+        self.params: dict[str, Any] = {
+            "owner": owner_id, "excluded": sorted(excluded), "fanout": fanout,
+            "causal": costs.causal, "temporal": costs.temporal, "tag": costs.tag,
+        }  # fmt: skip
 
-def edge_steps(rows: Iterable[Sequence[Any]], costs: CostModel = DEFAULT_COSTS) -> list[Step]:
-    """``(from, to, cost)`` of ``(from_id, to_id, edge_type, weight)`` rows."""
-    fixed = {
-        EdgeType.causal.value: costs.causal,
-        EdgeType.temporal.value: costs.temporal,
-        EdgeType.tag.value: costs.tag,
-    }
-    return [
-        (a, b, fixed[kind] if kind in fixed else min(1.0, max(0.0, 1.0 - weight)))
-        for a, b, kind, weight in rows
-    ]
-
-
-def nearest(starts: Mapping[uuid.UUID, float], steps: Iterable[Step], limit: int) -> set[uuid.UUID]:
-    """The seeds and the ``limit`` other records of least path cost from them (Dijkstra
-    over the edges in both directions; ties by id, so the cut is deterministic)."""
-    adjacency: dict[uuid.UUID, list[tuple[uuid.UUID, float]]] = {}
-    for a, b, step in steps:
-        adjacency.setdefault(a, []).append((b, step))
-        adjacency.setdefault(b, []).append((a, step))
-    best = dict(starts)
-    heap = [(cost, node.int, node) for node, cost in starts.items()]
-    heapq.heapify(heap)
-    kept: set[uuid.UUID] = set(starts)
-    others = 0
-    while heap and others < limit:
-        cost, _, node = heapq.heappop(heap)
-        if cost > best.get(node, float("inf")):
-            continue
-        if node not in starts:
-            if node in kept:
-                continue
-            kept.add(node)
-            others += 1
-        for other, step in adjacency.get(node, ()):
-            if cost + step < best.get(other, float("inf")):
-                best[other] = cost + step
-                heapq.heappush(heap, (cost + step, other.int, other))
-    return kept
+    async def nearest(
+        self, starts: Mapping[uuid.UUID, float], radius: int, limit: int
+    ) -> set[uuid.UUID]:
+        """The seeds and the ``limit`` other records of least cost within ``radius``."""
+        best = dict(starts)
+        frontier = dict(starts)
+        for _ in range(radius):
+            if not frontier:
+                break
+            ids = list(frontier)
+            params = {"frontier": ids, "costs": [frontier[i] for i in ids], "limit": limit}
+            rows = (await self.session.execute(_HOP, self.params | params)).all()
+            reached: dict[uuid.UUID, float] = {}
+            for node, cost in rows:
+                if cost < best.get(node, float("inf")):
+                    best[node] = reached[node] = cost
+            # Expand the nearest half of what is new; the rest stays a candidate.
+            nearest_new = sorted(reached.items(), key=lambda p: (p[1], p[0].int))
+            frontier = dict(nearest_new[: max(1, limit // 2)])
+        others = sorted(
+            ((cost, node.int, node) for node, cost in best.items() if node not in starts)
+        )
+        return set(starts) | {node for _, _, node in others[:limit]}
