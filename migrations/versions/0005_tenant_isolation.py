@@ -3,9 +3,10 @@
 - ``cairn_current_tenant()``: the transaction's tenant, from ``SET LOCAL cairn.tenant``
   (``set_config('cairn.tenant', …, true)``); NULL when unset or empty, so a query that
   forgot its tenant matches no row (``owner_id = NULL`` is never true).
-- The application role (``cairn_app`` or the user of ``DATABASE_URL``): LOGIN, NOSUPERUSER,
-  NOBYPASSRLS, no CREATEDB/CREATEROLE; DML on every table (default privileges cover tables
-  later revisions create), never on ``alembic_version``; ``secret_audit`` is append-only.
+- The application role (the user of ``DATABASE_URL`` when ``CAIRN_ADMIN_DATABASE_URL`` is
+  set, see ``cairn.db.roles.provision``): LOGIN, NOSUPERUSER, NOBYPASSRLS, no
+  CREATEDB/CREATEROLE; DML on every table (default privileges cover tables later revisions
+  create), never on ``alembic_version``; ``secret_audit`` is append-only.
 - Every tenant table: ``ENABLE`` + ``FORCE ROW LEVEL SECURITY`` and a policy
   ``owner_id = cairn_current_tenant()`` for every command (``tenants``: its ``id``).
   Two more permissive policies make ACL grants work without SECURITY DEFINER code: a grantee
@@ -24,10 +25,14 @@ Create Date: 2026-11-22
 """
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from alembic import context, op
 from sqlalchemy.dialects.postgresql import UUID
+
+if TYPE_CHECKING:
+    from cairn.db.roles import AppRole
 
 revision: str = "0005"
 down_revision: str | None = "0004"
@@ -52,14 +57,12 @@ OWNED_TABLES = (
 ACL_ACTIONS = ("read_context", "read_full", "update", "delete", "subscribe")
 
 
-def _app_role() -> tuple[str, str | None]:
+def _app_role() -> "AppRole | None":  # noqa: UP037
     from cairn.config import get_settings
     from cairn.db.roles import AppRole, app_role
 
     role = context.config.attributes.get("app_role")
-    if not isinstance(role, AppRole):
-        role = app_role(get_settings())
-    return role.name, role.password
+    return role if isinstance(role, AppRole) else app_role(get_settings())
 
 
 def _now(name: str) -> sa.Column:  # type: ignore[type-arg]
@@ -133,49 +136,6 @@ def _create_tables() -> None:
     op.create_index("ix_secret_audit_secret", "secret_audit", ["owner_id", "secret_id", "id"])
 
 
-def _ensure_role(name: str, password: str | None) -> bool:
-    """Create or tighten the application role; False when it is the migrating role itself
-    (a single-URL setup: nothing to create, and never demote ourselves)."""
-    bind = op.get_bind()
-    if bind.execute(sa.text("SELECT current_user")).scalar() == name:
-        return False
-    # Roles are per cluster: several databases may race to create it.
-    op.execute(
-        f'DO $$ BEGIN CREATE ROLE "{name}" LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$'
-    )
-    options = "LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION"
-    statement = bind.execute(
-        sa.text(
-            "SELECT format('ALTER ROLE %I ' || CAST(:options AS text) || ' PASSWORD %L',"
-            " CAST(:name AS text), CAST(:pw AS text))"
-        ),
-        {"options": options, "name": name, "pw": password},
-    ).scalar()
-    # format's %L renders a NULL password as NULL: "PASSWORD NULL" (trust or no login by
-    # password, as in the embedded server).
-    bind.exec_driver_sql(str(statement))
-    return True
-
-
-def _grant(name: str) -> None:
-    role = f'"{name}"'
-    bind = op.get_bind()
-    database = bind.execute(sa.text("SELECT current_database()")).scalar()
-    op.execute(f'GRANT CONNECT ON DATABASE "{database}" TO {role}')
-    op.execute(f"GRANT USAGE ON SCHEMA public TO {role}")
-    op.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
-    op.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}")
-    op.execute(
-        "ALTER DEFAULT PRIVILEGES IN SCHEMA public"
-        f" GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {role}"
-    )
-    op.execute(
-        f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO {role}"
-    )
-    op.execute(f"REVOKE ALL ON alembic_version FROM {role}")
-    op.execute(f"REVOKE UPDATE, DELETE ON secret_audit FROM {role}")
-
-
 def _policies() -> None:
     op.execute(
         "CREATE FUNCTION cairn_current_tenant() RETURNS uuid LANGUAGE sql STABLE PARALLEL SAFE"
@@ -207,15 +167,17 @@ def _policies() -> None:
 
 
 def upgrade() -> None:
+    from cairn.db.roles import provision
+
     _create_tables()
     _policies()
-    name, password = _app_role()
-    if _ensure_role(name, password):
-        _grant(name)
+    role = _app_role()
+    if role is not None:  # also done after every migrate (cairn.db.migrate): idempotent
+        provision(op.get_bind(), role)
 
 
 def downgrade() -> None:
-    name, _ = _app_role()
+    role = _app_role()
     op.execute("DROP POLICY IF EXISTS acl_read ON breadcrumbs")
     op.execute("DROP POLICY IF EXISTS tenant_isolation ON tenants")
     op.execute("ALTER TABLE tenants NO FORCE ROW LEVEL SECURITY")
@@ -229,8 +191,8 @@ def downgrade() -> None:
     op.drop_table("breadcrumb_acl")
     op.execute("DROP FUNCTION cairn_current_tenant()")
     bind = op.get_bind()
-    if bind.execute(sa.text("SELECT current_user")).scalar() != name:
+    if role is not None and bind.execute(sa.text("SELECT current_user")).scalar() != role.name:
         # Privileges in this database only; the role itself may serve other databases.
-        exists = bind.execute(sa.text("SELECT 1 FROM pg_roles WHERE rolname = :n"), {"n": name})
-        if exists.scalar():
-            op.execute(f'DROP OWNED BY "{name}"')
+        query = sa.text("SELECT 1 FROM pg_roles WHERE rolname = :n")
+        if bind.execute(query, {"n": role.name}).scalar():
+            op.execute(f'DROP OWNED BY "{role.name}"')

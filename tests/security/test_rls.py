@@ -11,10 +11,13 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from tests.factories import breadcrumb
 
+from cairn.api.app import create_app
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.breadcrumbs.service import BreadcrumbWriter
+from cairn.config import Settings
 from cairn.db.engine import set_tenant, tenant_session
 from cairn.db.tenants import ensure_tenant
+from cairn.errors import ConfigurationError
 from cairn.principal import Principal
 
 UNSCOPED = text("SELECT owner_id FROM breadcrumbs")  # deliberately no owner predicate
@@ -113,3 +116,21 @@ async def test_the_application_role_cannot_rewrite_history_of_migrations(app: Fa
     with pytest.raises(DBAPIError, match="permission denied"):
         async with app.state.resources.engine.begin() as connection:
             await connection.execute(text("DELETE FROM alembic_version"))
+
+
+async def test_the_secret_audit_trail_is_append_only_for_the_application(app: FastAPI) -> None:
+    for statement in ("DELETE FROM secret_audit", "UPDATE secret_audit SET actor = 'x'"):
+        with pytest.raises(DBAPIError, match="permission denied"):
+            async with app.state.resources.engine.begin() as connection:
+                await connection.execute(text(statement))
+
+
+async def test_a_system_url_bound_by_row_level_security_is_refused(
+    app: FastAPI, settings: Settings
+) -> None:
+    # The outbox relay would see no tenant's events: refuse to start rather than stall.
+    bound = settings.model_copy(update={"admin_database_url": settings.database_url})
+    other = create_app(bound, embedder=app.state.resources.embedder, migrate=False)
+    with pytest.raises(ConfigurationError, match="BYPASSRLS"):
+        async with other.router.lifespan_context(other):
+            pass

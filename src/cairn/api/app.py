@@ -24,12 +24,18 @@ from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
 from cairn.context import endpoints as contexts
 from cairn.context.builder import ContextBuilder
-from cairn.db.engine import create_engine, create_session_factory, warn_if_rls_bypassed
+from cairn.db.engine import (
+    bypasses_rls,
+    create_engine,
+    create_session_factory,
+    warn_if_rls_bypassed,
+)
 from cairn.db.migrate import upgrade
 from cairn.db.roles import app_role
 from cairn.db.tenants import ensure_tenant
 from cairn.embedding import Embedder
 from cairn.embedding.factory import load_embedder
+from cairn.errors import ConfigurationError
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
 from cairn.secrets import endpoints as secrets
@@ -130,6 +136,12 @@ async def _open_system(settings: Settings, *, migrate: bool) -> AsyncEngine:
     system = create_engine(url, settings, pool_size=2, max_overflow=4)
     if migrate:
         await upgrade(system, app_role=app_role(settings))
+    if not await bypasses_rls(system):
+        await system.dispose()
+        raise ConfigurationError(
+            "CAIRN_ADMIN_DATABASE_URL (or DATABASE_URL) must log in as a superuser or a role "
+            "with BYPASSRLS: the outbox relay reads every tenant's events"
+        )
     return system
 
 

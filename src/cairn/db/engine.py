@@ -91,17 +91,18 @@ async def set_tenant(connection: AsyncConnection, owner_id: uuid.UUID) -> None:
     await connection.execute(_SET_TENANT, {"tenant": str(owner_id)})
 
 
+async def bypasses_rls(engine: AsyncEngine) -> bool:
+    """Whether ``engine`` logs in as a superuser or a BYPASSRLS role."""
+    async with engine.connect() as connection:
+        query = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+        return bool(await connection.scalar(text(query)))
+
+
 async def warn_if_rls_bypassed(engine: AsyncEngine) -> bool:
     """Log loudly when the application role bypasses row-level security (a superuser or
     BYPASSRLS role in DATABASE_URL: tenant isolation then rests on the queries alone)."""
-    async with engine.connect() as connection:
-        row = await connection.execute(
-            text(
-                "SELECT current_user, rolsuper OR rolbypassrls FROM pg_roles"
-                " WHERE rolname = current_user"
-            )
-        )
-        user, bypasses = row.one()
+    bypasses = await bypasses_rls(engine)
+    user = engine.url.username
     if bypasses:
         log.warning(
             "DATABASE_URL logs in as %s, which bypasses row-level security; point it at the "

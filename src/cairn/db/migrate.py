@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from cairn.db.roles import AppRole
+from cairn.db.roles import AppRole, provision
 
 # Held while migrating so that several servers starting at once take turns.
 _MIGRATION_LOCK = 0x6361_6972_6E00
@@ -35,6 +35,8 @@ def _upgrade(connection: Connection, revision: str, app_role: AppRole | None) ->
     if app_role is not None:
         config.attributes["app_role"] = app_role
     command.upgrade(config, revision)
+    if app_role is not None and revision == "head":
+        provision(connection, app_role)
 
 
 async def upgrade(
