@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -45,7 +46,14 @@ class BreadcrumbReader(BreadcrumbService):
     ) -> BreadcrumbContextView:
         """The LLM view: the context through the record's (or its schema's) llm_hints."""
         row = await self._readable(breadcrumb_id, READ_CONTEXT)
-        (rendered,) = await self.transforms.render_many(self.session, row["owner_id"], [row])
+        if row["owner_id"] == self.principal.owner_id:
+            owner = self.principal.owner_id
+            (rendered,) = await self.transforms.render_many(self.session, owner, [row])
+        else:
+            # Another tenant's record (an ACL grant): its instance hints apply, but its
+            # tenant's schema definitions are not visible from here (row-level security), and
+            # looking them up would cache "none" for that tenant.
+            rendered = await asyncio.to_thread(self.transforms.render, row, None)
         return llm_view(row, rendered, explain=explain)
 
     async def render(self, breadcrumb_ids: list[uuid.UUID], *, explain: bool) -> RenderResult:
