@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -62,6 +63,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--session-limit", type=int, default=DEFAULT_AGENT.session_limit)
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
     parser.add_argument("--out", type=Path, default=RESULTS / "locomo")
+    parser.add_argument(
+        "--dump", type=Path, help="also pickle the run (turns, embeddings, contexts) for analysis"
+    )
     return parser.parse_args()
 
 
@@ -92,6 +96,8 @@ async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> 
         client = CairnClient(http)
         run = await prepare(client, conversations, args.budgets, spec, counter)
         await ask_all(client, run, args.limit_questions)
+    if args.dump:
+        args.dump.write_bytes(pickle.dumps(run))
     config = {
         "conversations": args.conversations,
         "turns": sum(len(c.turns) for c in conversations),

@@ -1,9 +1,11 @@
-"""Seed sources against the database: batched always-sources, exact hybrid search with a
-real schema filter, session scope, recency, and the blacklist everywhere."""
+"""Seed sources against the database: batched always-sources, exact hybrid search (cosine
+and BM25) with a real schema filter, session scope, recency, and the blacklist everywhere."""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import uuid
 
 import httpx
@@ -111,14 +113,71 @@ async def test_semantic_search_returns_the_exact_top_results_within_the_schema_f
 
 
 async def _exact_top(session: object, trigger: uuid.UUID, schema: str, k: int) -> list[uuid.UUID]:
+    """The fused ranking computed here from scratch: cosine, and BM25 over the schema's
+    records from PostgreSQL's lexemes (stemming only), as the seeds module defines them."""
     rows = await session.execute(  # type: ignore[attr-defined]
-        text("SELECT id, embedding FROM breadcrumbs WHERE schema_name = :s OR id = :t"),
+        text(
+            "SELECT id, embedding, to_tsvector('english', coalesce(llm_text, '')) AS tsv"
+            " FROM breadcrumbs WHERE schema_name = :s OR id = :t"
+        ),
         {"s": schema, "t": trigger},
     )
-    vectors = {row.id: np.asarray(json.loads(row.embedding)) for row in rows}
-    probe = vectors.pop(trigger)
-    ranked = sorted(vectors, key=lambda i: (-float(vectors[i] @ probe), str(i)))
-    return ranked[:k]
+    vectors, lexemes = {}, {}
+    for row in rows:
+        vectors[row.id] = np.asarray(json.loads(row.embedding))
+        lexemes[row.id] = _term_counts(row.tsv)
+    probe, terms = vectors.pop(trigger), set(lexemes.pop(trigger))
+    avgdl = sum(sum(c.values()) for c in lexemes.values()) / len(lexemes)
+    n = len(lexemes)
+
+    def bm25(counts: dict[str, int]) -> float:
+        total, length = 0.0, sum(counts.values())
+        for term in terms & set(counts):
+            df = sum(term in other for other in lexemes.values())
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            tf = counts[term]
+            norm = tf + seeding.BM25_K1 * (1 - seeding.BM25_B + seeding.BM25_B * length / avgdl)
+            total += idf * tf * (seeding.BM25_K1 + 1) / norm
+        return total
+
+    lexical = {i: bm25(counts) for i, counts in lexemes.items()}
+    best = max(lexical.values())
+    fused = {i: seeding.fused_score(float(vectors[i] @ probe), lexical[i], best) for i in vectors}
+    return sorted(fused, key=lambda i: (-fused[i], str(i)))[:k]
+
+
+def _term_counts(tsv: str) -> dict[str, int]:
+    """``'cat':1,4 'sleep':2`` → {cat: 2, sleep: 1} (a tsvector's text form)."""
+    counts = {}
+    for lexeme, positions in re.findall(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?", tsv):
+        counts[lexeme.replace("''", "'")] = len(positions.split(",")) if positions else 1
+    return counts
+
+
+async def test_a_rare_shared_word_lifts_a_record_over_a_merely_similar_one(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    schema = f"turn{uuid.uuid4().hex[:6]}.v1"
+    texts = ["I went hiking with my family last weekend", "We went camping by the lake",
+             "My kids loved the trip to the mountains", "Grandma sent us a quilt from Oaxaca",
+             "The weather was lovely on our walk"]  # fmt: skip
+    ids = [await post(client, schema_name=schema, title="turn", context={"text": t}) for t in texts]
+    trigger = await post(
+        client, schema_name="user.message.v1", title="q",
+        context={"text": "Where did the quilt come from?"},
+    )  # fmt: skip
+    resources = app.state.resources
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    async with tenant_session(resources.session_factory, resources.default_tenant) as session:
+        batch = await seeding.semantic_seeds(
+            session, resources.default_tenant, trigger, source, [], [], NONE
+        )
+    assert batch.seeds[0].record_id == ids[3]
+    # The lexical part only ever raises a score, and only for records sharing a word.
+    for seed in batch.seeds:
+        cosine = float(seed.detail.split("similarity ")[1].split(",")[0])
+        shares = not seed.detail.endswith("lexical 0.00")
+        assert (seed.score > cosine + 0.001) == shares and seed.score <= 1.0
 
 
 async def test_semantic_scope_session_and_threshold(

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tests.context.helpers import graph, record, rid
 
 from cairn.context import (
+    CostModel,
     DEFAULT_COSTS,
     DropReason,
     EdgeType,
@@ -28,6 +29,9 @@ CAUSAL, TEMPORAL, TAG, SEMANTIC = (
     EdgeType.semantic,
 )
 TRIGGER = Seed(rid(1), SeedSource.trigger, 1.0, "the trigger")
+# The tests below reason about fixed edge costs (causal 0.1, tag 0.3, temporal 0.5), not
+# about the tuned defaults.
+COSTS = CostModel(causal=0.1, tag=0.3, temporal=0.5)
 
 
 def tokens(table: Mapping[int, int], default: int = 10) -> Callable[[UUID], int]:
@@ -41,7 +45,9 @@ def select(
     cost: Callable[[UUID], int] | None = None,
     **kwargs: object,
 ) -> Selection:
-    options: dict[str, object] = {"max_nodes": 100, "fixed_overhead": 0, **kwargs}
+    options: dict[str, object] = {
+        "max_nodes": 100, "fixed_overhead": 0, "costs": COSTS, **kwargs,
+    }  # fmt: skip
     return select_within_budget(seeds, g, cost or tokens({}), budget, **options)  # type: ignore[arg-type]
 
 
@@ -131,6 +137,14 @@ def test_max_path_cost_drops_the_far_ones_as_below_threshold() -> None:
     assert [(d.record_id.int, d.reason) for d in result.dropped] == [
         (3, DropReason.below_threshold)
     ]
+
+
+def test_paths_end_at_max_hops_however_cheap_the_edges() -> None:
+    chain = [(n, n + 1, TEMPORAL, 1.0) for n in range(1, 6)]
+    g = graph([record(n) for n in range(1, 7)], chain)
+    cheap = CostModel(temporal=0.01)
+    assert order(select(g, [TRIGGER], costs=cheap, max_hops=2)) == [1, 2, 3]
+    assert order(select(g, [TRIGGER], costs=cheap)) == [1, 2, 3, 4, 5, 6]
 
 
 def test_the_trigger_comes_first_even_against_a_perfect_semantic_match() -> None:
@@ -263,14 +277,14 @@ def test_path_costs_are_shortest_paths(seed: int, n: int) -> None:
 
 
 def bellman_ford(g: Graph, seeds: list[Seed]) -> dict[UUID, float]:
-    dist = {s.record_id: DEFAULT_COSTS.seed_cost(s) for s in seeds}
+    dist = {s.record_id: COSTS.seed_cost(s) for s in seeds}
     for s in seeds:
-        dist[s.record_id] = min(dist[s.record_id], DEFAULT_COSTS.seed_cost(s))
+        dist[s.record_id] = min(dist[s.record_id], COSTS.seed_cost(s))
     for _ in range(len(g.records)):
         for edge in g.edges:
             if edge.from_id == edge.to_id:
                 continue
-            step = DEFAULT_COSTS.edge_cost(edge)
+            step = COSTS.edge_cost(edge)
             for a, b in ((edge.from_id, edge.to_id), (edge.to_id, edge.from_id)):
                 if a in dist and dist[a] + step < dist.get(b, float("inf")):
                     dist[b] = dist[a] + step

@@ -106,6 +106,7 @@ async def assemble(
         selection = select_within_budget(
             seeds, graph, blocks.cost_of(graph.records), budget.tokens,
             max_nodes=options.max_nodes, fixed_overhead=fixed_overhead(counter),
+            max_hops=options.radius,
         )  # fmt: skip
     with timer.phase("render"):
         rendered = assemble_text(

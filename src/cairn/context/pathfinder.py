@@ -48,7 +48,7 @@ class CostModel:
     semantic_base: float = 0.0
     semantic_span: float = 1.0
     causal: float = 0.1
-    temporal: float = 0.5
+    temporal: float = 0.08
     tag: float = 0.3
 
     def seed_cost(self, seed: Seed) -> float:
@@ -93,7 +93,8 @@ class _Search:
     """Dijkstra with lazy deletion over the graph renumbered 0..n-1 (hashing UUIDs in the
     inner loop would cost more than the search itself)."""
 
-    def __init__(self, graph: Graph, costs: CostModel) -> None:
+    def __init__(self, graph: Graph, costs: CostModel, max_hops: int | None = None) -> None:
+        self.max_hops = max_hops
         ordered = sorted(
             graph.records.values(), key=lambda r: (-r.created_at.timestamp(), r.id.int)
         )
@@ -130,6 +131,8 @@ class _Search:
 
     def expand(self, entry: _Entry) -> None:
         cost, rank, hops, node, _ = entry
+        if self.max_hops is not None and hops >= self.max_hops:
+            return
         for other, step in self.adjacency[node]:
             if not self.settled[other]:
                 self._push((round(cost + step, _COST_DIGITS), rank, hops + 1, other, node))
@@ -158,11 +161,14 @@ def select_within_budget(
     fixed_overhead: int,
     costs: CostModel = DEFAULT_COSTS,
     max_path_cost: float | None = None,
+    max_hops: int | None = None,
 ) -> Selection:
     """Take records in order of path cost while their tokens (``cost_of``: the rendered
     form with its delimiters) fit ``budget_tokens - fixed_overhead``, up to ``max_nodes``.
-    Records costlier than ``max_path_cost`` are dropped as below threshold."""
-    search = _Search(graph, costs)
+    Records costlier than ``max_path_cost`` are dropped as below threshold. Paths have at
+    most ``max_hops`` edges (the graph's radius): cheap edges must not chain a seed to a
+    whole conversation. A record is expanded from its cheapest path only."""
+    search = _Search(graph, costs, max_hops)
     outcome = _Outcome()
     seeds = list(seeds)
     for seed in seeds:

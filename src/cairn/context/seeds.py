@@ -2,8 +2,8 @@
 
 - ``always``: every ``context_sources.always`` entry of the agent in ONE batched query;
 - ``session``: the newest records of the trigger's session (score = recency);
-- ``semantic``: hybrid search — cosine similarity to the trigger's embedding fused with the
-  overlap of keyword pointers — restricted to the agent's schemas (a real filter) and, with
+- ``semantic``: hybrid search — cosine similarity to the trigger's embedding fused with
+  BM25 over the records' text — restricted to the agent's schemas (a real filter) and, with
   ``scope: session``, to the trigger's session. Filtered searches rank the filtered subset
   exactly (pgvector would post-filter an HNSW scan and silently return fewer rows).
 
@@ -25,13 +25,20 @@ from cairn.context.model import Record, Seed, SeedSource
 from cairn.context.records import COLUMNS, LIVE, to_record
 
 NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
-# Fusion of the two signals for semantic seeds: cosine similarity plus a bonus for shared
-# keyword pointers. A bonus rather than a weighted mean, so that `min_similarity` keeps its
-# meaning for records that share nothing, while shared entities can lift a moderately
-# similar record over it. (RCRT's thresholds, ~0.75, were set on its pad-token-inflated
-# cosines; correctly pooled MiniLM puts a clearly relevant document near 0.6.)
-KEYWORD_BONUS = 0.25
-KEYWORD_SATURATION = 4  # this many shared pointers earn the whole bonus
+# Fusion of the two signals for semantic seeds: cosine similarity, and BM25 over the
+# records' text (PostgreSQL's English stemming; IDF and length norms from the searched
+# subset), scaled by the best BM25 score of the search. The lexical part fills a share of
+# what the cosine leaves to 1, so the score stays within [cosine, 1] and `min_similarity`
+# keeps its meaning for records that share no word with the trigger, while a record that
+# names the trigger's rare words rises above merely similar ones. (RCRT's thresholds,
+# ~0.75, were set on its pad-token-inflated cosines; correctly pooled MiniLM puts a
+# clearly relevant document near 0.6.) Weight tuned on the LoCoMo split.
+LEXICAL_WEIGHT = 0.7
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Above this many records the lexical score is computed over the candidates only (the
+# vector neighbours and keyword-pointer matches), not the whole filtered subset.
+LEXICAL_EXHAUSTIVE_ROWS = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,20 +152,22 @@ async def semantic_seeds(
     records: dict[uuid.UUID, Record] = {}
     below: list[tuple[uuid.UUID, float]] = []
     for row in rows:
-        score = _fused(row["similarity"], row["shared"], len(pointers))
+        score = row["score"]
         if score < source.min_similarity:
             below.append((row["id"], round(score, 4)))
             continue
         if len(seeds) < source.limit:
-            detail = f"similarity {row['similarity']:.3f}, {row['shared']} shared keywords"
-            seeds.append(Seed(row["id"], SeedSource.semantic, min(1.0, score), detail))
+            detail = f"similarity {row['similarity'] or 0:.3f}, lexical {row['lexical']:.2f}"
+            seeds.append(Seed(row["id"], SeedSource.semantic, score, detail))
             records[row["id"]] = to_record(row)
     return SeedBatch(seeds, records, below)
 
 
-def _fused(similarity: float | None, shared: int, pointer_count: int) -> float:
-    keyword = min(shared, KEYWORD_SATURATION) / max(1, min(KEYWORD_SATURATION, pointer_count))
-    return min(1.0, max(0.0, similarity or 0.0) + KEYWORD_BONUS * keyword)
+def fused_score(similarity: float | None, lexical: float, best_lexical: float) -> float:
+    """Cosine, raised towards 1 by the record's BM25 score relative to the search's best."""
+    cosine = min(1.0, max(0.0, similarity or 0.0))
+    relative = lexical / best_lexical if best_lexical > 0 else 0.0
+    return cosine + LEXICAL_WEIGHT * relative * (1.0 - cosine)
 
 
 async def _hybrid_candidates(
@@ -169,8 +178,10 @@ async def _hybrid_candidates(
     pointers: Sequence[str],
     session_tags: Sequence[str],
     excluded: frozenset[str],
-) -> list[Any]:
-    """Vector neighbours and keyword matches of the filtered subset, ranked exactly."""
+) -> list[dict[str, Any]]:
+    """The filtered subset ranked exactly by the fused score: every record of it when the
+    search is scoped (session or schemas) and the subset small, else the vector neighbours
+    and keyword-pointer matches."""
     clauses = ["owner_id = :owner", "id <> :trigger", LIVE, NOT_EXCLUDED]
     params: dict[str, Any] = {
         "owner": owner_id, "trigger": trigger_id, "excluded": sorted(excluded),
@@ -184,14 +195,20 @@ async def _hybrid_candidates(
             return []
         clauses.append("tags && :session_tags")
         params["session_tags"] = list(session_tags)
+    params["exhaustive"] = source.scope == "session" or bool(source.schemas)
+    params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
     query = text(
         f"""
-        WITH probe AS (SELECT embedding FROM breadcrumbs WHERE id = :trigger),
+        WITH probe AS (
+            SELECT embedding, to_tsvector('english', coalesce(llm_text, '')) AS tsv
+            FROM breadcrumbs WHERE id = :trigger
+        ),
+        terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
         subset AS MATERIALIZED (
-            SELECT {COLUMNS}, embedding, entity_keywords FROM breadcrumbs
+            SELECT {COLUMNS}, embedding, entity_keywords, llm_text FROM breadcrumbs
             WHERE {" AND ".join(clauses)}
         ),
-        scored AS (
+        scored AS MATERIALIZED (
             SELECT subset.*,
                    1 - (subset.embedding <=> (SELECT embedding FROM probe)) AS similarity,
                    cardinality(ARRAY(SELECT unnest(subset.entity_keywords)
@@ -201,13 +218,44 @@ async def _hybrid_candidates(
         by_vector AS (SELECT id FROM scored WHERE similarity IS NOT NULL
                       ORDER BY similarity DESC, id LIMIT :pool),
         by_keyword AS (SELECT id FROM scored WHERE shared > 0
-                       ORDER BY shared DESC, similarity DESC NULLS LAST, id LIMIT :pool)
-        SELECT {COLUMNS}, similarity, shared FROM scored
-        WHERE id IN (SELECT id FROM by_vector UNION SELECT id FROM by_keyword)
+                       ORDER BY shared DESC, similarity DESC NULLS LAST, id LIMIT :pool),
+        candidates AS MATERIALIZED (
+            SELECT * FROM scored
+            WHERE (CAST(:exhaustive AS boolean)
+                   AND (SELECT count(*) FROM scored) <= :exhaustive_rows)
+               OR id IN (SELECT id FROM by_vector UNION SELECT id FROM by_keyword)
+        ),
+        documents AS MATERIALIZED (
+            SELECT id, to_tsvector('english', coalesce(llm_text, '')) AS tsv FROM candidates
+        ),
+        stats AS (
+            SELECT count(*) AS n, greatest(avg(length(tsv)), 1) AS avgdl FROM documents
+        ),
+        postings AS (
+            SELECT documents.id, word.lexeme, length(documents.tsv) AS dl,
+                   coalesce(array_length(word.positions, 1), 1) AS tf
+            FROM documents, unnest(documents.tsv) AS word
+            WHERE word.lexeme IN (SELECT lexeme FROM terms)
+        ),
+        frequency AS (SELECT lexeme, count(*) AS df FROM postings GROUP BY lexeme),
+        lexical AS (
+            SELECT postings.id,
+                   sum(ln(1 + (stats.n - frequency.df + 0.5) / (frequency.df + 0.5))
+                       * postings.tf * ({BM25_K1} + 1)
+                       / (postings.tf
+                          + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * postings.dl / stats.avgdl))
+                   ) AS score
+            FROM postings JOIN frequency USING (lexeme) CROSS JOIN stats
+            GROUP BY postings.id
+        )
+        SELECT {COLUMNS}, similarity, coalesce(lexical.score, 0) AS lexical
+        FROM candidates LEFT JOIN lexical USING (id)
+        WHERE similarity IS NOT NULL OR lexical.score > 0
         """
     )
-    rows = (await session.execute(query, params)).mappings().all()
-    return sorted(
-        rows,
-        key=lambda r: (-_fused(r["similarity"], r["shared"], len(pointers)), str(r["id"])),
-    )
+    rows = [dict(row) for row in (await session.execute(query, params)).mappings().all()]
+    best = max((row["lexical"] for row in rows), default=0.0)
+    for row in rows:
+        row["lexical"] = float(row["lexical"])
+        row["score"] = fused_score(row["similarity"], row["lexical"], float(best))
+    return sorted(rows, key=lambda r: (-r["score"], str(r["id"])))
