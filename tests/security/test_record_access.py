@@ -153,3 +153,30 @@ async def test_a_grant_to_one_agent_of_another_tenant_is_that_agents_only(
         assert response.status_code == 201
         assert (await chosen.get(f"/breadcrumbs/{record}/full")).status_code == 200
         assert (await other.get(f"/breadcrumbs/{record}/full")).status_code == 404
+
+
+async def test_acl_routes_validate_and_granting_twice_returns_the_same_entry(
+    as_caller: Caller, tenant_a: uuid.UUID, tenant_b: uuid.UUID
+) -> None:
+    async with as_caller(tenant_a) as a, as_caller(tenant_b) as b:
+        record = await _create(a)
+        grant = {"breadcrumb_id": record, "grantee_owner_id": str(tenant_b), "action": "read_full"}
+        first, again = [(await a.post("/acl/grant", json=grant)).json() for _ in range(2)]
+        assert first["id"] == again["id"]
+        listed = (await a.get("/acl", params={"breadcrumb_id": record})).json()
+        assert [entry["id"] for entry in listed] == [first["id"]]
+        assert (await b.get("/acl", params={"breadcrumb_id": record})).status_code == 404
+        assert (await b.delete(f"/acl/{first['id']}")).status_code == 404  # not b's entry
+        for bad in (
+            grant | {"action": "own"},  # not an action
+            grant | {"action": "update"},  # writes never cross tenants
+            grant | {"grantee_owner_id": "not-a-uuid"},
+            {"breadcrumb_id": record, "action": "read_full"},  # the whole own tenant reads
+            grant | {"grantee_agent_id": "bad agent id"},
+        ):
+            assert (await a.post("/acl/grant", json=bad)).status_code == 422, bad
+        assert (
+            await a.post("/acl/grant", json=grant | {"breadcrumb_id": str(uuid.uuid4())})
+        ).status_code == 404
+        assert (await a.delete(f"/acl/{first['id']}")).json() == {"ok": True}
+        assert (await b.get(f"/breadcrumbs/{record}/full")).status_code == 404

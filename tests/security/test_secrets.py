@@ -10,8 +10,10 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from tests.security.conftest import Caller
 
+from cairn.config import Settings
 from cairn.secrets.crypto import Keyring, UndecryptableSecret, parse_kek
 from cairn.secrets.crypto import new_kek as fresh_kek
+from cairn.secrets.service import rewrap_all
 
 PLAINTEXT = "sk-live-4f3c2b1a-the-plaintext-value"
 
@@ -152,3 +154,24 @@ def test_kek_rotation_rewraps_without_reencrypting() -> None:
         Keyring(new).open(sealed, owner, secret)  # the old wrapping needs the old KEK
     with pytest.raises(UndecryptableSecret):
         rotating.open(rewrapped, owner, uuid.uuid4())  # bound to its id
+
+
+async def test_rotate_kek_rewraps_every_stored_data_key(
+    app: FastAPI, as_caller: Caller, tenant_a: uuid.UUID, settings: Settings
+) -> None:
+    current = parse_kek(settings.secrets.kek.get_secret_value())  # type: ignore[union-attr]
+    newer = parse_kek(fresh_kek())
+    async with as_caller(tenant_a) as curator:
+        secret_id = await _create(curator, name="rotated")
+        sessions = app.state.resources.system_sessions  # what `cairn rotate-kek` runs as
+        async with sessions() as session, session.begin():
+            assert await rewrap_all(session, Keyring(newer, [current])) >= 1
+        async with app.state.resources.system_engine.connect() as connection:
+            query = text("SELECT kek_id FROM secrets WHERE id = :id")
+            assert await connection.scalar(query, {"id": secret_id}) == Keyring(newer).current_id
+        # This server only knows the old KEK now: a clear 503, not a 500 or a wrong value.
+        assert (await curator.post(f"/secrets/{secret_id}/decrypt")).status_code == 503
+        async with sessions() as session, session.begin():  # and back, for the other tests
+            await rewrap_all(session, Keyring(current, [newer]))
+        decrypted = await curator.post(f"/secrets/{secret_id}/decrypt")
+    assert decrypted.json()["value"] == PLAINTEXT
