@@ -116,7 +116,7 @@ def rotate_kek() -> None:
     """Re-wrap every secret's data key with the current KEK (CAIRN_SECRETS__KEK), reading
     the old ones from CAIRN_SECRETS__PREVIOUS_KEKS; values are not re-encrypted."""
     from cairn.db.engine import create_engine, create_session_factory
-    from cairn.secrets.crypto import Keyring
+    from cairn.secrets.crypto import Keyring, UndecryptableSecret
     from cairn.secrets.service import rewrap_all
 
     settings = _settings()
@@ -133,7 +133,12 @@ def rotate_kek() -> None:
         finally:
             await engine.dispose()
 
-    typer.echo(f"{asyncio.run(run())} data keys re-wrapped with KEK {keyring.current_id}")
+    try:
+        count = asyncio.run(run())
+    except UndecryptableSecret as error:  # nothing was changed: one transaction
+        typer.echo(f"rotation aborted: {error} (add the old key to CAIRN_SECRETS__PREVIOUS_KEKS)")
+        raise typer.Exit(1) from error
+    typer.echo(f"{count} data keys re-wrapped with KEK {keyring.current_id}")
 
 
 @app.command("bootstrap")

@@ -3,11 +3,16 @@ that outlives the secret, and decrypt only for curators or agents granted it."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import subprocess
 import uuid
 
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
+from tests.processes import REPO
 from tests.security.conftest import Caller
 
 from cairn.config import Settings
@@ -173,5 +178,36 @@ async def test_rotate_kek_rewraps_every_stored_data_key(
         assert (await curator.post(f"/secrets/{secret_id}/decrypt")).status_code == 503
         async with sessions() as session, session.begin():  # and back, for the other tests
             await rewrap_all(session, Keyring(current, [newer]))
+        decrypted = await curator.post(f"/secrets/{secret_id}/decrypt")
+    assert decrypted.json()["value"] == PLAINTEXT
+
+
+def _rotate(settings: Settings, kek: str, previous: str) -> str:
+    env = {
+        **os.environ,
+        "CAIRN_ADMIN_DATABASE_URL": str(settings.admin_database_url),
+        "DATABASE_URL": str(settings.database_url),
+        "CAIRN_SECRETS__KEK": kek,
+        "CAIRN_SECRETS__PREVIOUS_KEKS": json.dumps([previous]),
+    }
+    done = subprocess.run(
+        [str(REPO / ".venv/bin/cairn"), "rotate-kek"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+async def test_the_rotate_kek_command_round_trip(
+    as_caller: Caller, tenant_a: uuid.UUID, settings: Settings
+) -> None:
+    current = settings.secrets.kek.get_secret_value()  # type: ignore[union-attr]
+    newer = fresh_kek()
+    async with as_caller(tenant_a) as curator:
+        secret_id = await _create(curator, name="cli-rotated")
+        out = await asyncio.to_thread(_rotate, settings, newer, current)
+        assert "data keys re-wrapped" in out and not out.startswith("0 ")
+        assert (await curator.post(f"/secrets/{secret_id}/decrypt")).status_code == 503
+        await asyncio.to_thread(_rotate, settings, current, newer)
         decrypted = await curator.post(f"/secrets/{secret_id}/decrypt")
     assert decrypted.json()["value"] == PLAINTEXT
