@@ -24,12 +24,14 @@ async def link(
     edges: Sequence[tuple[uuid.UUID, uuid.UUID, int, float]],
     owner: uuid.UUID | None = None,
 ) -> None:
+    """Edges of the default tenant; with ``owner``, rows no tenant could write (the database
+    refuses edges between records of another tenant), written as the schema owner so that
+    tests can show the read side ignores them too."""
     resources = app.state.resources
-    async with (
-        tenant_session(resources.session_factory, owner or resources.default_tenant) as session,
-        session.begin(),
-    ):
-        await upsert_edges(session, owner or resources.default_tenant, edges)
+    factory = resources.session_factory if owner is None else resources.system_sessions
+    tenant = owner or resources.default_tenant
+    async with tenant_session(factory, tenant) as session, session.begin():
+        await upsert_edges(session, tenant, edges)
 
 
 async def insert_quietly(app: FastAPI, title: str, schema_name: str = "note.v1") -> uuid.UUID:

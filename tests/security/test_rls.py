@@ -134,3 +134,36 @@ async def test_a_system_url_bound_by_row_level_security_is_refused(
     with pytest.raises(ConfigurationError, match="BYPASSRLS"):
         async with other.router.lifespan_context(other):
             pass
+
+
+async def test_an_edge_to_a_record_of_another_tenant_is_refused_even_when_granted(
+    app: FastAPI,
+) -> None:
+    a, b = uuid.uuid4(), uuid.uuid4()
+    mine, theirs = await _write(app, a, "a's"), await _write(app, b, "b's, shared with a")
+    async with app.state.resources.system_engine.begin() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO breadcrumb_acl (id, owner_id, breadcrumb_id, grantee_owner_id,"
+                " action) VALUES (gen_random_uuid(), :b, :theirs, :a, 'read_full')"
+            ),
+            {"a": a, "b": b, "theirs": theirs},
+        )
+    insert = text(
+        "INSERT INTO breadcrumb_edges (owner_id, from_id, to_id, edge_type, weight)"
+        " VALUES (:a, :from_id, :to_id, 3, 0.9)"
+    )
+    async with app.state.resources.engine.begin() as connection:
+        await set_tenant(connection, a)
+        visible = await connection.scalar(
+            text("SELECT count(*) FROM breadcrumbs WHERE id = :id"), {"id": theirs}
+        )
+        assert visible == 1  # the grant makes it readable...
+    with pytest.raises(DBAPIError, match="row-level security"):
+        async with app.state.resources.engine.begin() as connection:
+            await set_tenant(connection, a)
+            await connection.execute(insert, {"a": a, "from_id": mine, "to_id": theirs})
+    async with app.state.resources.engine.begin() as connection:  # ...own records link fine
+        await set_tenant(connection, a)
+        other_mine = await _write(app, a, "a's second")
+        await connection.execute(insert, {"a": a, "from_id": mine, "to_id": other_mine})
