@@ -79,7 +79,12 @@ async def test_decrypt_only_for_curators_and_granted_agents(
     ):
         secret_id = await _create(curator, readers=["tool-runner"])
         assert (await granted.post(f"/secrets/{secret_id}/decrypt")).json()["value"] == PLAINTEXT
-        assert (await other.post(f"/secrets/{secret_id}/decrypt")).status_code == 403
+        refused = await other.post(f"/secrets/{secret_id}/decrypt", json={"reason": "curious"})
+        assert refused.status_code == 403
+        trail = (await curator.get(f"/secrets/{secret_id}/audit")).json()
+        assert [(e["action"], e["actor"], e["reason"]) for e in trail][-2:] == [
+            ("decrypt", "tool-runner", None), ("decrypt_denied", "nosy", "curious"),
+        ]  # fmt: skip
         assert [s["id"] for s in (await granted.get("/secrets")).json()] == [secret_id]
         assert (await other.get("/secrets")).json() == []
         assert (await other.get(f"/secrets/{secret_id}")).status_code == 404

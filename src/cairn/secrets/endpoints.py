@@ -29,7 +29,13 @@ def get_secrets(
     session: SessionDep, principal: PrincipalDep, resources: ResourcesDep
 ) -> SecretService:
     limit = resources.settings.secrets.max_value_bytes
-    return SecretService(session, principal, resources.keyring, max_value_bytes=limit)
+    return SecretService(
+        session,
+        principal,
+        resources.keyring,
+        max_value_bytes=limit,
+        refusals=resources.session_factory,
+    )
 
 
 SecretsDep = Annotated[SecretService, Depends(get_secrets)]

@@ -8,8 +8,9 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn.db.engine import tenant_session
 from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, Unavailable
 from cairn.principal import Principal, Role
 from cairn.secrets import repository
@@ -35,11 +36,15 @@ class SecretService:
         keyring: Keyring | None,
         *,
         max_value_bytes: int,
+        refusals: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
         self.session = session
         self.principal = principal
         self.keyring = keyring
         self.max_value_bytes = max_value_bytes
+        # Where a refused decrypt is recorded: its own transaction, since the request's
+        # rolls back with the 403.
+        self.refusals = refusals
 
     async def create(self, body: SecretCreate) -> SecretInfo:
         keyring = self._keyring()
@@ -90,6 +95,7 @@ class SecretService:
         _check_text(reason, "reason")
         row = await self._get(secret_id)
         if not self._may_read(row):
+            await self._record_refusal(secret_id, reason)
             raise Forbidden(f"secret {secret_id}: decrypting needs the curator role or a grant")
         keyring = self._keyring()
         owner = self.principal.owner_id
@@ -123,6 +129,13 @@ class SecretService:
         if not rows:
             raise NotFound(f"secret {secret_id} has no audit trail")
         return [AuditEntry.model_validate(dict(row)) for row in rows]
+
+    async def _record_refusal(self, secret_id: uuid.UUID, reason: str | None) -> None:
+        if self.refusals is None:
+            return
+        owner, actor = self.principal.owner_id, self.principal.actor
+        async with tenant_session(self.refusals, owner) as session, session.begin():
+            await repository.audit(session, owner, secret_id, "decrypt_denied", actor, reason)
 
     def _may_read(self, row: Any) -> bool:
         actor = self.principal.actor
