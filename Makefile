@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install model run test lint format bench
+.PHONY: help install model run test lint format bench bench-quick
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,11 @@ bench: install ## the benchmarks (minutes; not part of test): results in benchma
 	$(BIN)/python benchmarks/render.py --seconds 3
 	$(BIN)/python benchmarks/ingest.py --clients 20 --requests 2000
 	$(BIN)/python benchmarks/events.py
+	$(BIN)/python benchmarks/perf.py --scale 10000 --triggers 300 --name quick
+	$(BIN)/python benchmarks/perf.py --scale 100000 --triggers 300 --name scale-100k
+
+bench-quick: install ## context assembly vs the RCRT-style baseline at 10k breadcrumbs (< 5 min once the corpus is cached)
+	$(BIN)/python benchmarks/perf.py --scale 10000 --triggers 300 --name quick
 
 format: install ## apply ruff's formatting and fixes
 	$(BIN)/ruff format src tests benchmarks

@@ -1,0 +1,1 @@
+"""Cairn performance benchmarks (issue 6): corpus, loader, Cairn and RCRT-style runs, reports."""

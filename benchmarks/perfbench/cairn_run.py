@@ -1,0 +1,115 @@
+"""Cairn's own pipeline, in process, through the real ``ContextBuilder`` and write path.
+
+Per trigger: agent match (the in-memory directory), then ``ContextBuilder.build`` — the
+assembly's own ``timings_ms`` give trigger, graph, render_items, select and render; the
+three seed sources and the write (``write_context`` + commit) are timed by thin wrappers
+around the product functions (the product reports one ``seeds`` phase) — then publish
+(commit → event on NATS through the server's outbox relay).
+
+Warm: one builder, caches filled. Cold: a fresh engine (new connection pool) and a fresh
+builder (empty agent directory, template cache and prepared statements) for that trigger.
+PostgreSQL's own buffers stay warm in both: dropping the OS page cache is not possible
+without disturbing everything else on the machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from cairn.config import Settings
+from cairn.context import builder as builder_module
+from cairn.context import seeds as seeds_module
+from cairn.context.builder import ContextBuilder
+from cairn.context.write import context_record_id
+from cairn.db.engine import create_engine, create_session_factory
+from cairn.transforms import Transforms
+from cairn.worker.app import NoEmbedder
+
+from .corpus import OWNER
+from .measure import PublishProbe, Samples
+
+_CURRENT: dict[str, float] = {}
+
+
+def _timed(name: str, function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(function)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await function(*args, **kwargs)
+        finally:
+            _CURRENT[name] = (time.perf_counter() - started) * 1000
+
+    return wrapper
+
+
+def _write_started(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    @functools.wraps(function)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _CURRENT["write_started"] = time.perf_counter()
+        return await function(*args, **kwargs)
+
+    return wrapper
+
+
+def instrument() -> None:
+    """Time the seed sources and the write separately (idempotent)."""
+    if getattr(seeds_module, "_bench_instrumented", False):
+        return
+    seeds_module.always_seeds = _timed("seeds_always", seeds_module.always_seeds)  # type: ignore[assignment]
+    seeds_module.semantic_seeds = _timed("seeds_semantic", seeds_module.semantic_seeds)  # type: ignore[assignment]
+    seeds_module.session_seeds = _timed("seeds_session", seeds_module.session_seeds)  # type: ignore[assignment]
+    builder_module.write_context = _write_started(builder_module.write_context)  # type: ignore[assignment]
+    seeds_module._bench_instrumented = True  # type: ignore[attr-defined]
+
+
+class CairnRunner:
+    def __init__(self, settings: Settings, probe: PublishProbe) -> None:
+        self.settings = settings
+        self.probe = probe
+        self.engine: Any = None
+        self.builder: ContextBuilder | None = None
+
+    async def fresh(self) -> None:
+        """A new pool and a new builder: every process-local cache empty."""
+        if self.engine is not None:
+            await self.engine.dispose()
+        self.engine = create_engine(self.settings.database_url or "", self.settings)
+        sessions = create_session_factory(self.engine)
+        self.builder = ContextBuilder.create(
+            self.settings, sessions, Transforms(self.settings.transforms), NoEmbedder()
+        )
+
+    async def close(self) -> None:
+        if self.engine is not None:
+            await self.engine.dispose()
+
+    async def run(self, event: dict[str, Any], samples: Samples) -> None:
+        assert self.builder is not None
+        _CURRENT.clear()
+        started = time.perf_counter()
+        agents = [a for a in await self.builder.directory.agents(OWNER) if a.triggered_by(event)]
+        phases = {"agent_match": (time.perf_counter() - started) * 1000}
+        for agent in agents:
+            session_tag = next((t for t in sorted(event["tags"]) if t.startswith("session:")), None)
+            record_id = context_record_id(OWNER, agent.agent_id, session_tag)
+            row = await self.builder.build(
+                agent, uuid.UUID(event["breadcrumb_id"]), event["event_id"]
+            )
+            committed = time.perf_counter()
+            assert row is not None, "trigger vanished"
+            timings = row["context"]["timings_ms"]
+            for name in ("trigger", "graph", "render_items", "select", "render"):
+                phases[name] = timings.get(name, 0.0)
+            for name in ("seeds_always", "seeds_semantic", "seeds_session"):
+                phases[name] = _CURRENT.get(name, 0.0)
+            phases["write"] = (committed - _CURRENT["write_started"]) * 1000
+            e2e = (committed - started) * 1000
+            phases["publish"] = await self.probe.publish_ms(
+                record_id, _CURRENT["write_started"], committed
+            )
+            samples.add(phases, e2e)
