@@ -40,6 +40,27 @@ async def test_sse_of_tenant_b_carries_none_of_tenant_as_events(
         assert event["owner_id"] == str(tenant_b)
 
 
+async def test_the_shared_feed_keeps_tenants_apart_on_the_same_selector(
+    live_url: str, as_caller: Caller, tenant_a: uuid.UUID, tenant_b: uuid.UUID, marker: str
+) -> None:
+    """Both tenants' connections sit on the process's one feed with the same filter."""
+    a_headers = caller_headers(tenant_a, "watcher", "subscriber")
+    b_headers = caller_headers(tenant_b, "watcher", "subscriber")
+    async with (
+        as_caller(tenant_a) as a,
+        as_caller(tenant_b) as b,
+        sse(live_url, {"any_tags": marker}, a_headers) as a_stream,
+        sse(live_url, {"any_tags": marker}, b_headers) as b_stream,
+    ):
+        a_ids = [await _post(a, tags=[marker], title=f"a {i}") for i in range(3)]
+        b_ids = [await _post(b, tags=[marker], title=f"b {i}") for i in range(2)]
+        a_seen = [(await a_stream.next_event())[1] for _ in a_ids]
+        b_seen = [(await b_stream.next_event())[1] for _ in b_ids]
+    assert [event["breadcrumb_id"] for event in a_seen] == a_ids
+    assert [event["breadcrumb_id"] for event in b_seen] == b_ids
+    assert {event["owner_id"] for event in b_seen} == {str(tenant_b)}
+
+
 async def test_sse_delivers_a_record_another_tenant_granted_subscribe_on(
     live_url: str, as_caller: Caller, tenant_a: uuid.UUID, tenant_b: uuid.UUID, marker: str
 ) -> None:

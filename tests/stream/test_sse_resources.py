@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from typing import Any
 
@@ -12,7 +13,8 @@ from tests.stream.sse_client import sse
 
 from cairn.events.payloads import STREAM_NAME
 from cairn.events.selectors import Selector
-from cairn.stream.sse import PING, RECONNECT, SseConnection
+from cairn.stream.feed import Fanout
+from cairn.stream.sse import CONNECTED, PING, RECONNECT, SseConnection
 
 CYCLES = 500
 
@@ -24,103 +26,81 @@ async def _consumers(app: FastAPI) -> set[str]:
 
 async def test_connect_disconnect_cycles_leave_nothing_behind(live_url: str, app: FastAPI) -> None:
     nats_client = app.state.resources.nats.client
+    async with sse(live_url, {"any_tags": "nothing-matches"}) as stream:
+        await stream.lines.__anext__()  # the shared feed's consumer exists from here on
     await asyncio.sleep(0.2)
     consumers = await _consumers(app)
     tasks, subscriptions = asyncio.all_tasks(), set(nats_client._subs)
     for _ in range(CYCLES):
         async with sse(live_url, {"any_tags": "nothing-matches"}) as stream:
-            await stream.lines.__anext__()  # the ": connected" comment: the consumer exists
+            await stream.lines.__anext__()  # the ": connected" comment: it joined the feed
     for _ in range(50):  # the server finishes tearing down the last connection
         # Only what the cycles created counts: other tests' leftovers may expire meanwhile.
         left = await _consumers(app) - consumers
         # The session's worker and webhook consumers keep polling with short-lived tasks of
-        # their own; what an SSE connection starts is its reader and the server's request
+        # their own; what an SSE connection starts is its replay and the server's request
         # task (a subscription left behind shows up below).
         new_tasks = {task for task in asyncio.all_tasks() - tasks if _from_sse(task)}
         new_subscriptions = set(nats_client._subs) - subscriptions
-        if not (left or new_tasks or new_subscriptions):
+        listeners = app.state.resources.feed.listeners
+        if not (left or new_tasks or new_subscriptions or listeners):
             break
         await asyncio.sleep(0.1)
     assert not left, f"{len(left)} consumers left behind"
     assert not new_tasks, f"{len(new_tasks)} tasks left behind"
     assert not new_subscriptions, f"{len(new_subscriptions)} subscriptions left behind"
+    assert not listeners, f"{listeners} connections still on the shared feed"
 
 
 def _from_sse(task: asyncio.Task[Any]) -> bool:
     name = getattr(task.get_coro(), "__qualname__", "")
-    return task.get_name() == "sse-reader" or "SseConnection" in name or "run_asgi" in name
+    return task.get_name() == "sse-replay" or "SseConnection" in name or "run_asgi" in name
 
 
-class FakeMessage:
-    def __init__(self, seq: int, event: dict[str, Any]) -> None:
-        import json
-        from types import SimpleNamespace
-
-        self.data = json.dumps(event).encode()
-        self.metadata = SimpleNamespace(sequence=SimpleNamespace(stream=seq))
+def _event(owner: uuid.UUID, **fields: Any) -> bytes:
+    return json.dumps({"owner_id": str(owner), "tags": [], **fields}).encode()
 
 
-class FakeSubscription:
-    """Stands in for the JetStream consumer: hands out queued messages."""
-
-    def __init__(self) -> None:
-        self.messages: asyncio.Queue[FakeMessage] = asyncio.Queue()
-        self.unsubscribed = False
-
-    async def next_msg(self, timeout: float) -> FakeMessage:
-        return await self.messages.get()
-
-    async def unsubscribe(self) -> None:
-        self.unsubscribed = True
-
-
-class FakeJetStream:
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-
-    async def delete_consumer(self, stream: str, consumer: str) -> None:
-        self.deleted.append(consumer)
-
-
-def _connection(subscription: FakeSubscription, owner: uuid.UUID, **options: Any) -> SseConnection:
-    return SseConnection(FakeJetStream(), subscription, Selector(), owner, **options)  # type: ignore[arg-type]
+def _connection(feed: Fanout, owner: uuid.UUID, **options: Any) -> SseConnection:
+    return SseConnection(feed, Selector(), owner, **options)
 
 
 async def test_idle_connection_gets_pings() -> None:
-    subscription = FakeSubscription()
-    connection = _connection(subscription, uuid.uuid4(), queue_size=10, ping_interval_s=0.05)
+    feed = Fanout()
+    connection = _connection(feed, uuid.uuid4(), queue_size=10, ping_interval_s=0.05)
     frames = connection.frames()
-    assert await frames.__anext__() == ": connected\n\n"
+    assert await frames.__anext__() == CONNECTED
+    assert feed.listeners == 1
     assert await frames.__anext__() == PING
     assert await frames.__anext__() == PING
     await frames.aclose()
-    assert subscription.unsubscribed
+    assert feed.listeners == 0
 
 
 async def test_slow_client_gets_reconnect_and_is_released() -> None:
-    owner = uuid.uuid4()
-    subscription = FakeSubscription()
-    connection = _connection(subscription, owner, queue_size=5, ping_interval_s=60)
+    owner, feed, released = uuid.uuid4(), Fanout(), []
+    connection = _connection(
+        feed, owner, queue_size=5, ping_interval_s=60, on_close=lambda: released.append(1)
+    )
     frames = connection.frames()
-    assert await frames.__anext__() == ": connected\n\n"
+    assert await frames.__anext__() == CONNECTED
     for seq in range(1, 50):  # the client reads nothing while 49 events arrive
-        subscription.messages.put_nowait(FakeMessage(seq, {"owner_id": str(owner), "tags": []}))
-    await asyncio.sleep(0.05)
+        feed.dispatch(seq, _event(owner))
     assert connection.queue.qsize() <= 2  # bounded: the backlog was dropped
+    assert feed.listeners == 0 and released == [1]  # off the feed, its slot given back
     assert await frames.__anext__() == RECONNECT
     assert [frame async for frame in frames] == []
-    assert subscription.unsubscribed
+    assert released == [1]
 
 
 async def test_other_tenants_events_are_not_sent() -> None:
-    owner = uuid.uuid4()
-    subscription = FakeSubscription()
-    connection = _connection(subscription, owner, queue_size=5, ping_interval_s=60)
+    owner, feed = uuid.uuid4(), Fanout()
+    connection = _connection(feed, owner, queue_size=5, ping_interval_s=60)
     frames = connection.frames()
     await frames.__anext__()
-    subscription.messages.put_nowait(FakeMessage(1, {"owner_id": str(uuid.uuid4()), "tags": []}))
-    subscription.messages.put_nowait(FakeMessage(2, {"owner_id": str(owner), "tags": []}))
-    assert (await frames.__anext__()).startswith("id: 2\n")
+    feed.dispatch(1, _event(uuid.uuid4()))
+    feed.dispatch(2, _event(owner))
+    assert (await frames.__anext__()).startswith(b"id: 2\n")
     await frames.aclose()
 
 

@@ -41,6 +41,7 @@ from cairn.events.runtime import start_events
 from cairn.secrets import endpoints as secrets
 from cairn.secrets.crypto import Keyring
 from cairn.stream import endpoints as stream
+from cairn.stream.feed import EventFeed
 from cairn.transforms import Transforms
 from cairn.webhooks import endpoints as webhooks
 
@@ -119,6 +120,7 @@ async def _open(
     resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
     if settings.nats_url:
         resources.nats = NatsHolder(settings.nats_url)
+        resources.feed = EventFeed(resources.nats)
         listeners = (transforms.invalidate_for_event, contexts.directory.on_event)
         events = start_events(
             settings, resources.nats, resources.session_factory, listeners,
@@ -151,6 +153,8 @@ async def _close(resources: Resources, *, owns_embedder: bool) -> None:
     for task in resources.background:
         with suppress(asyncio.CancelledError):
             await task
+    if resources.feed is not None:
+        await resources.feed.close()
     if resources.nats is not None:
         await resources.nats.close()
     if owns_embedder:

@@ -14,6 +14,7 @@ from cairn.context.builder import ContextBuilder
 from cairn.embedding import Embedder
 from cairn.events.nats_client import NatsHolder
 from cairn.secrets.crypto import Keyring
+from cairn.stream.feed import EventFeed
 from cairn.transforms import Transforms
 
 
@@ -28,6 +29,7 @@ class Resources:
     contexts: ContextBuilder  # on-demand assembly (the worker assembles on events)
     auth: Authenticator  # who is calling (CAIRN_AUTH), and per-caller limits
     nats: NatsHolder | None = None  # when NATS_URL is set
+    feed: EventFeed | None = None  # the SSE connections' shared JetStream consumer
     background: list[Any] = field(default_factory=list)
     # The schema owner (CAIRN_ADMIN_DATABASE_URL): only for the jobs that span tenants and
     # for tests looking at tables directly. Requests never use it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 import nats
 from nats.aio.client import Client
@@ -19,6 +20,8 @@ class NatsHolder:
         self.client: Client | None = None
         # Set by the process once it has declared what it needs (the stream) after connecting.
         self.ready = asyncio.Event()
+        # Called (synchronously: schedule work, do not block) after each reconnection.
+        self.on_reconnect: list[Callable[[], None]] = []
 
     @property
     def connected(self) -> bool:
@@ -40,6 +43,7 @@ class NatsHolder:
                     reconnect_time_wait=0.5,
                     connect_timeout=2,
                     name="cairn",
+                    reconnected_cb=self._reconnected,
                 )
             except Exception as error:
                 log.warning(
@@ -48,6 +52,11 @@ class NatsHolder:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
         log.info("connected to NATS at %s", self.url)
+
+    async def _reconnected(self) -> None:
+        log.info("reconnected to NATS at %s", self.url)
+        for callback in self.on_reconnect:
+            callback()
 
     async def close(self) -> None:
         if self.client is not None:

@@ -18,7 +18,8 @@ from cairn.db.engine import tenant_session
 from cairn.errors import InvalidInput, Unavailable
 from cairn.events.selectors import Selector
 from cairn.principal import Principal, Role
-from cairn.stream.sse import SseConnection, open_consumer
+from cairn.stream.feed import open_replay
+from cairn.stream.sse import SseConnection
 
 router = APIRouter(tags=["events"])
 MAX_SUBSCRIBED = 10_000
@@ -84,25 +85,27 @@ async def events_stream(
     selector = build_selector(schema_name, any_tags, all_tags, session, filters)
     start = start_sequence(since, last_event_id)
     granted = await subscribed_records(resources, principal)
-    js = resources.nats.jetstream() if resources.nats else None
-    if js is None:
+    feed, js = resources.feed, resources.nats.jetstream() if resources.nats else None
+    if feed is None or js is None:
         raise Unavailable("the event stream is unavailable: NATS is not connected")
     slot = resources.auth.streams.acquire((principal.owner_id, principal.actor))
     try:
-        subscription = await open_consumer(js, start)
+        await feed.start()
+        replay = None if start is None else (js, await open_replay(js, start))
     except Exception as error:
         slot.release()
         raise Unavailable(f"the event stream is unavailable: {error}"[:300]) from error
     events = resources.settings.events
     connection = SseConnection(
-        js,
-        subscription,
+        feed,
         selector,
         principal.owner_id,
         queue_size=events.sse_queue_size,
         ping_interval_s=events.sse_ping_interval_s,
         on_close=slot.release,
         granted=granted,
+        since=start,
+        replay=replay,
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(connection.frames(), media_type="text/event-stream", headers=headers)

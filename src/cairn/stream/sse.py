@@ -1,9 +1,14 @@
-"""One SSE connection: an ephemeral ordered JetStream consumer, filtered, framed, bounded.
+"""One SSE connection: fed by the process's shared feed, filtered, framed, bounded.
 
 Frames carry ``id: <stream sequence>`` and ``data: <json>`` and no ``event:`` line, so a
 plain ``EventSource.onmessage`` receives everything (the type is inside the JSON). A client
-that falls more than ``queue_size`` frames behind gets a ``reconnect`` frame and is closed;
-its consumer is deleted the moment the connection ends.
+that falls more than ``queue_size`` frames behind gets a ``reconnect`` frame and is closed.
+
+Resumption (``Last-Event-ID``): the connection joins the feed first, so every event after the
+feed's position ``until`` reaches it, held back in ``backlog`` while it replays the events
+after the client's id up to ``until`` on a consumer of its own. Then it sends the backlog
+and goes live. Every frame passes through ``delivered`` (the highest sequence sent), so an
+event seen both ways goes out once, and in order.
 """
 
 from __future__ import annotations
@@ -17,42 +22,30 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig, DeliverPolicy
 from prometheus_client import Counter, Gauge
 
-from cairn.events.payloads import STREAM_NAME, STREAM_SUBJECTS
+from cairn.events.payloads import STREAM_NAME
 from cairn.events.selectors import Selector
+from cairn.stream.feed import Fanout, frame_bytes, release
 
 log = logging.getLogger(__name__)
 
 CONNECTIONS = Gauge("cairn_sse_connections", "Open SSE connections")
 DROPPED = Counter("cairn_sse_slow_clients_total", "SSE clients dropped for falling behind")
-RECONNECT = 'data: {"type":"reconnect"}\n\n'
-PING = 'data: {"type":"ping"}\n\n'
-_END = object()
+CONNECTED = b": connected\n\n"
+RECONNECT = b'data: {"type":"reconnect"}\n\n'
+PING = b'data: {"type":"ping"}\n\n'
+_END = b""
 # A dropped slow client that still does not read gets this long before its task is cancelled.
 SLOW_CLIENT_GRACE_S = 5.0
-
-
-async def open_consumer(js: JetStreamContext, since: int | None) -> Any:
-    """An ordered push consumer from ``since`` (exclusive) or from now on."""
-    if since is None:
-        config = ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
-    else:
-        config = ConsumerConfig(
-            deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=since + 1
-        )
-    config.inactive_threshold = 30.0  # a safety net: we delete it ourselves on disconnect
-    return await js.subscribe(
-        STREAM_SUBJECTS, stream=STREAM_NAME, ordered_consumer=True, config=config
-    )
+# A replay waits this long for its next message before it gives up waiting on the stream.
+REPLAY_IDLE_S = 5.0
 
 
 class SseConnection:
     def __init__(
         self,
-        js: JetStreamContext,
-        subscription: Any,
+        feed: Fanout,
         selector: Selector,
         owner_id: uuid.UUID,
         *,
@@ -60,23 +53,46 @@ class SseConnection:
         ping_interval_s: float,
         on_close: Callable[[], None] | None = None,
         granted: frozenset[str] = frozenset(),
+        since: int | None = None,
+        replay: tuple[JetStreamContext, Any] | None = None,
     ) -> None:
-        self.js = js
+        self.feed = feed
         self.on_close = on_close  # gives back the caller's connection slot
-        self.subscription = subscription
         self.selector = selector
         self.owner_id = str(owner_id)
         # Only the caller's tenant's events, plus those of records granted to it by ACL.
         self.granted = granted
         self.ping_interval_s = ping_interval_s
-        self.queue: asyncio.Queue[object] = asyncio.Queue(maxsize=queue_size + 1)
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=queue_size + 1)
         self.queue_size = queue_size
+        # The highest stream sequence passed on (sent or filtered out): the client's
+        # ``Last-Event-ID`` to begin with.
+        self.delivered = since or 0
+        self.backlog: list[tuple[int, bytes]] | None = None  # live frames held during replay
+        self.dropped = False
+        self._replay = replay  # (JetStream, an ordered consumer after ``since``)
+        self._attached = False
+        self._closed = False
+        self._response_task: asyncio.Task[Any] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def frames(self) -> AsyncIterator[str]:
+    def deliver(self, seq: int, frame: bytes) -> None:
+        """A live frame from the feed (already matched against this connection)."""
+        if seq <= self.delivered or self.dropped:
+            return
+        if self.backlog is not None:
+            self.backlog.append((seq, frame))
+            if len(self.backlog) > self.queue_size:
+                self._drop("fell behind during its replay")
+            return
+        self._send(seq, frame)
+
+    async def frames(self) -> AsyncIterator[bytes]:
         CONNECTIONS.inc()
-        reader = asyncio.create_task(self._read(asyncio.current_task()), name="sse-reader")
+        self._response_task = asyncio.current_task()
         try:
-            yield ": connected\n\n"
+            await self._join()
+            yield CONNECTED
             while True:
                 try:
                     item = await asyncio.wait_for(self.queue.get(), self.ping_interval_s)
@@ -84,65 +100,144 @@ class SseConnection:
                     yield PING
                     continue
                 if item is _END:
+                    yield RECONNECT
                     return
-                assert isinstance(item, str)
                 yield item
         finally:
             CONNECTIONS.dec()
-            if self.on_close is not None:
-                self.on_close()
-            reader.cancel()
+            await self.close()
+
+    async def close(self) -> None:
+        """Leave the feed, stop the replay, give the caller's slot back (once)."""
+        self._leave()
+        self._give_back_slot()
+        for task in [task for task in self._tasks if task.get_name() == "sse-replay"]:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
-            await self._release()
+                await task
+        await self._release_replay()
 
-    async def _read(self, response_task: asyncio.Task[Any] | None) -> None:
-        while True:
-            try:
-                message = await self.subscription.next_msg(timeout=3600)
-            except TimeoutError:
-                continue
-            frame = self._frame(message)
-            if frame is None:
-                continue
-            if self.queue.qsize() >= self.queue_size:
-                await self._drop_slow_client(response_task)
-                return
-            self.queue.put_nowait(frame)
+    async def _join(self) -> None:
+        """Join the feed; with a replay, hold live frames back until it caught up."""
+        until = self.feed.attach(self)
+        self._attached = True
+        if self._replay is None:
+            return
+        if self.delivered >= until:
+            await self._release_replay()  # nothing the feed has not yet dispatched
+            return
+        self.backlog = []
+        self._start(self._run_replay(until), "sse-replay")
 
-    def _frame(self, message: Any) -> str | None:
+    async def _run_replay(self, until: int) -> None:
+        assert self._replay is not None
+        js, subscription = self._replay
         try:
-            event = json.loads(message.data)
+            await self._replay_until(js, subscription, until)
+        except Exception as error:  # NATS went away mid-replay: the client resumes later
+            log.warning("SSE replay failed (%s)", error)
+            self._drop("its replay failed")
+        finally:
+            await self._release_replay()
+        self._go_live()
+
+    async def _replay_until(self, js: JetStreamContext, subscription: Any, until: int) -> None:
+        while self.delivered < until and not self.dropped:
+            try:
+                message = await subscription.next_msg(timeout=REPLAY_IDLE_S)
+            except TimeoutError:
+                if await _replay_left(js, self.delivered, until):
+                    self._drop("its replay stalled")  # it resumes from its last id
+                return
+            seq = message.metadata.sequence.stream
+            if seq > self.delivered:
+                frame = self._frame(seq, message.data)
+                if frame is not None:
+                    await self.queue.put(frame)  # the replay waits for a slow reader
+                self.delivered = seq
+            if message.metadata.num_pending == 0:
+                return  # the stream's end: nothing between here and ``until`` is left
+
+    async def _release_replay(self) -> None:
+        replay, self._replay = self._replay, None
+        if replay is not None:
+            await release(*replay)
+
+    def _go_live(self) -> None:
+        backlog, self.backlog = self.backlog or [], None
+        for seq, frame in backlog:
+            if seq > self.delivered and not self.dropped:
+                self._send(seq, frame)
+
+    def _send(self, seq: int, frame: bytes) -> None:
+        if self.queue.qsize() >= self.queue_size:
+            self._drop(f"{self.queue_size} frames behind")
+            return
+        self.queue.put_nowait(frame)
+        self.delivered = seq
+
+    def _frame(self, seq: int, data: bytes) -> bytes | None:
+        """The replay's filter: the same rules as the feed's index."""
+        try:
+            event = json.loads(data)
         except ValueError:
+            return None
+        if not isinstance(event, dict):
             return None
         own = event.get("owner_id") == self.owner_id
         if not (own or event.get("breadcrumb_id") in self.granted):
             return None
         if not self.selector.matches(event):
             return None
-        data = message.data.decode()
-        return f"id: {message.metadata.sequence.stream}\ndata: {data}\n\n"
+        return frame_bytes(seq, data)
 
-    async def _drop_slow_client(self, response_task: asyncio.Task[Any] | None) -> None:
+    def _drop(self, reason: str) -> None:
+        """Leave the feed and end with a ``reconnect`` frame: the client resumes from the
+        last id it received."""
+        if self.dropped:
+            return
+        self.dropped = True
         DROPPED.inc()
-        log.info("dropping a slow SSE client (%d frames behind)", self.queue_size)
+        log.info("dropping a slow SSE client (%s)", reason)
+        self._leave()
+        self._give_back_slot()  # its reconnection must not be refused for it
+        self.backlog = None
         while not self.queue.empty():
             self.queue.get_nowait()
-        self.queue.put_nowait(RECONNECT)
         self.queue.put_nowait(_END)
-        await self._release()
-        await asyncio.sleep(SLOW_CLIENT_GRACE_S)
-        if response_task is not None and not response_task.done():
-            response_task.cancel()  # it never read the reconnect frame: stop waiting on it
+        if self._response_task is not None:
+            self._start(_cancel_later(self._response_task), "sse-drop")
 
-    async def _release(self) -> None:
-        """Unsubscribe and delete the consumer now rather than when it times out."""
-        subscription, self.subscription = self.subscription, None
-        if subscription is None:
-            return
-        consumer = getattr(subscription, "_consumer", None)
-        with contextlib.suppress(Exception):
-            await subscription.unsubscribe()
-        if consumer:
-            with contextlib.suppress(Exception):
-                await self.js.delete_consumer(STREAM_NAME, consumer)
+    def _leave(self) -> None:
+        if self._attached:
+            self._attached = False
+            self.feed.detach(self)
+
+    def _give_back_slot(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if self.on_close is not None:
+                self.on_close()
+
+    def _start(self, work: Any, name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+async def _replay_left(js: JetStreamContext, after: int, until: int) -> bool:
+    """Whether the stream still holds events in (``after``, ``until``] (a quiet replay
+    either waits on NATS or its range has expired)."""
+    try:
+        state = (await js.stream_info(STREAM_NAME)).state
+    except Exception:
+        return True
+    return bool(state.last_seq > after and state.first_seq <= until)
+
+
+async def _cancel_later(response_task: asyncio.Task[Any]) -> None:
+    """The reconnect frame is out; a client that never reads it would hold the response
+    task on a full socket forever."""
+    await asyncio.sleep(SLOW_CLIENT_GRACE_S)
+    if not response_task.done():
+        response_task.cancel()
