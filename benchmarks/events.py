@@ -149,6 +149,8 @@ def main() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="cairn-events-bench-"))
     port = free_port()
     os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
+    # Every subscriber here is the same (anonymous) caller: lift the per-caller SSE cap.
+    os.environ.setdefault("CAIRN_LIMITS__MAX_SSE_PER_CALLER", "0")
     server = start_cairn_up(data_dir, port, REPO / ".cairn" / "models")
     try:
         url = f"http://127.0.0.1:{port}"

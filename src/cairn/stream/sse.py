@@ -94,11 +94,15 @@ class SseConnection:
             await self._join()
             yield CONNECTED
             while True:
-                try:
-                    item = await asyncio.wait_for(self.queue.get(), self.ping_interval_s)
-                except TimeoutError:
-                    yield PING
-                    continue
+                if self.queue.empty():
+                    try:  # not wait_for: it would start a task per frame
+                        async with asyncio.timeout(self.ping_interval_s):
+                            item = await self.queue.get()
+                    except TimeoutError:
+                        yield PING
+                        continue
+                else:
+                    item = self.queue.get_nowait()
                 if item is _END:
                     yield RECONNECT
                     return
