@@ -69,6 +69,21 @@ async def test_a_failing_broker_marks_nothing(dsn: str) -> None:
     await connection.close()
 
 
+async def test_a_partly_published_batch_marks_its_prefix_and_sends_the_rest_later(
+    dsn: str,
+) -> None:
+    broker = InMemoryBroker(fail_after=3)  # NATS went away after three acks
+    relay = OutboxRelay(dsn, lambda: broker, EventSettings())
+    connection = await asyncpg.connect(dsn)
+    ids = await _add_events(connection, 8)
+    assert await relay.relay_batch(connection) == 3
+    assert await connection.fetchval("SELECT count(*) FROM outbox WHERE published_at IS NULL") == 5
+    broker.fail_after = None
+    assert await relay.relay_batch(connection) == 5
+    assert [msg_id for _, _, msg_id in broker.messages] == ids  # in order, once
+    await connection.close()
+
+
 async def test_no_broker_yet_means_wait(dsn: str) -> None:
     relay = OutboxRelay(dsn, lambda: None, EventSettings())
     connection = await asyncpg.connect(dsn)

@@ -1,7 +1,8 @@
 """The outbox relay: publishes committed outbox rows to JetStream in order, once.
 
 One relay leads at a time (a PostgreSQL advisory lock held on its connection), so rows go out
-in outbox order even with many servers; the others wait to take over. It wakes on the
+in outbox order even with many servers; the others wait to take over. A batch is pipelined
+(sent in order, acks awaited together); only its acknowledged prefix is marked. It wakes on the
 outbox trigger's NOTIFY (at commit) and polls as a fallback. A row is marked published only
 after JetStream acknowledged it; a crash in between republishes it with the same
 ``Nats-Msg-Id``, which JetStream's duplicate window drops.
@@ -84,14 +85,13 @@ class OutboxRelay:
         broker = self.brokers()
         if not rows or broker is None:
             return 0
-        published: list[int] = []
-        for row in rows:
-            try:
-                await broker.publish(row["subject"], row["payload"].encode(), str(row["msg_id"]))
-            except Exception as error:  # NATS away: keep the rest, in order, for later
-                log.warning("publishing outbox event %s failed (%s); will retry", row["id"], error)
-                break
-            published.append(row["id"])
+        messages = [(row["subject"], row["payload"].encode(), str(row["msg_id"])) for row in rows]
+        try:
+            count = await broker.publish_batch(messages)
+        except Exception as error:  # NATS away: keep them all, in order, for later
+            log.warning("publishing outbox event %s failed (%s); will retry", rows[0]["id"], error)
+            count = 0
+        published = [row["id"] for row in rows[:count]]
         if published:
             await connection.execute(
                 "UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])", published

@@ -38,9 +38,17 @@ def start_events(
     system_url = settings.system_database_url
     assert system_url
 
+    made: list[tuple[object, JetStreamBroker]] = []
+
     def broker() -> Broker | None:
+        """One broker per client: its JetStream context holds the pipelined publishes'
+        reply subscription."""
         js = holder.jetstream()
-        return JetStreamBroker(js, settings.events) if js is not None else None
+        if js is None:
+            return None
+        if not made or made[0][0] is not holder.client:
+            made[:] = [(holder.client, JetStreamBroker(js, settings.events))]
+        return made[0][1]
 
     # The relay reads every tenant's outbox: it connects as the schema owner.
     relay = OutboxRelay(asyncpg_dsn(system_url), broker, settings.events)
