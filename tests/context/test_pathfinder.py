@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from tests.context.helpers import graph, record, rid
 
 from cairn.context import (
-    CostModel,
     DEFAULT_COSTS,
+    CostModel,
     DropReason,
     EdgeType,
     Graph,

@@ -46,6 +46,10 @@ class Cursor:
     id: uuid.UUID
 
 
+# Every column but the generated lexemes, which only the database's searches read.
+_RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
+
+
 def _live() -> ColumnElement[bool]:
     return or_(breadcrumbs.c.ttl.is_(None), breadcrumbs.c.ttl > func.now())
 
@@ -88,7 +92,7 @@ async def get(
     *,
     for_update: bool = False,
 ) -> Row | None:
-    query = select(breadcrumbs).where(
+    query = select(*_RECORD_COLUMNS).where(
         breadcrumbs.c.id == breadcrumb_id, breadcrumbs.c.owner_id == owner_id, _live()
     )
     if for_update:
@@ -101,7 +105,7 @@ async def get_granted(
 ) -> Row | None:
     """Another tenant's record, when an ACL entry grants the caller one of ``actions`` on it
     (row-level security shows such records to the grantee, and nothing else)."""
-    query = select(breadcrumbs).where(
+    query = select(*_RECORD_COLUMNS).where(
         breadcrumbs.c.id == breadcrumb_id,
         breadcrumbs.c.id.in_(acl.granted_ids(principal, actions)),
         _live(),
@@ -112,7 +116,7 @@ async def get_granted(
 async def get_many(
     session: AsyncSession, owner_id: uuid.UUID, breadcrumb_ids: Sequence[uuid.UUID]
 ) -> Sequence[Row]:
-    query = select(breadcrumbs).where(
+    query = select(*_RECORD_COLUMNS).where(
         breadcrumbs.c.id.in_(list(breadcrumb_ids)), breadcrumbs.c.owner_id == owner_id, _live()
     )
     return (await session.execute(query)).mappings().all()

@@ -26,13 +26,14 @@ from cairn.context.records import COLUMNS, LIVE, to_record
 
 NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
 # Fusion of the two signals for semantic seeds: cosine similarity, and BM25 over the
-# records' text (PostgreSQL's English stemming; IDF and length norms from the searched
-# subset), scaled by the best BM25 score of the search. The lexical part fills a share of
-# what the cosine leaves to 1, so the score stays within [cosine, 1] and `min_similarity`
-# keeps its meaning for records that share no word with the trigger, while a record that
-# names the trigger's rare words rises above merely similar ones. (RCRT's thresholds,
-# ~0.75, were set on its pad-token-inflated cosines; correctly pooled MiniLM puts a
-# clearly relevant document near 0.6.) Weight tuned on the LoCoMo split.
+# records' stored lexemes (`search_vector`: PostgreSQL's English stemming; IDF and length
+# norms from the searched subset), scaled by the best BM25 score of the search. The
+# lexical part fills a share of what the cosine leaves to 1, so the score stays within
+# [cosine, 1] and `min_similarity` keeps its meaning for records that share no word with
+# the trigger, while a record that names the trigger's rare words rises above merely
+# similar ones. (RCRT's thresholds, ~0.75, were set on its pad-token-inflated cosines;
+# correctly pooled MiniLM puts a clearly relevant document near 0.6.) Weight and the
+# temporal edge cost were tuned on the LoCoMo split (benchmarks/quality/locomo.py).
 LEXICAL_WEIGHT = 0.7
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -199,13 +200,10 @@ async def _hybrid_candidates(
     params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
     query = text(
         f"""
-        WITH probe AS (
-            SELECT embedding, to_tsvector('english', coalesce(llm_text, '')) AS tsv
-            FROM breadcrumbs WHERE id = :trigger
-        ),
+        WITH probe AS (SELECT embedding, search_vector AS tsv FROM breadcrumbs WHERE id = :trigger),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
         subset AS MATERIALIZED (
-            SELECT {COLUMNS}, embedding, entity_keywords, llm_text FROM breadcrumbs
+            SELECT {COLUMNS}, embedding, entity_keywords, search_vector FROM breadcrumbs
             WHERE {" AND ".join(clauses)}
         ),
         scored AS MATERIALIZED (
@@ -226,7 +224,7 @@ async def _hybrid_candidates(
                OR id IN (SELECT id FROM by_vector UNION SELECT id FROM by_keyword)
         ),
         documents AS MATERIALIZED (
-            SELECT id, to_tsvector('english', coalesce(llm_text, '')) AS tsv FROM candidates
+            SELECT id, coalesce(search_vector, ''::tsvector) AS tsv FROM candidates
         ),
         stats AS (
             SELECT count(*) AS n, greatest(avg(length(tsv)), 1) AS avgdl FROM documents
