@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 FEED_EVENTS = Counter("cairn_sse_feed_events_total", "Events the shared SSE feed dispatched")
 FEED_RESTARTS = Counter("cairn_sse_feed_restarts_total", "Times the shared SSE feed resubscribed")
 RESTART_DELAY_S = 0.5
+START_TIMEOUT_S = 5.0
 
 
 class Listener(Protocol):
@@ -155,9 +156,10 @@ class EventFeed(Fanout):
         """Subscribe if not yet subscribed; raises when JetStream cannot be reached."""
         if self._subscription is not None:
             return
-        async with self._lock:
-            if self._subscription is None and not self._closed:
-                await self._subscribe()
+        async with asyncio.timeout(START_TIMEOUT_S):  # a resubscription may hold the lock
+            async with self._lock:
+                if self._subscription is None and not self._closed:
+                    await self._subscribe()
 
     async def close(self) -> None:
         self._closed = True
