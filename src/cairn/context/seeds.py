@@ -180,9 +180,10 @@ async def _hybrid_candidates(
     session_tags: Sequence[str],
     excluded: frozenset[str],
 ) -> list[dict[str, Any]]:
-    """The filtered subset ranked exactly by the fused score: every record of it when the
-    search is scoped (session or schemas) and the subset small, else the vector neighbours
-    and keyword-pointer matches."""
+    """The filtered subset ranked exactly by the fused score. A session-scoped search scores
+    every record of the session (up to ``LEXICAL_EXHAUSTIVE_ROWS``); a wider one scores the
+    candidates — the vector neighbours, the keyword-pointer matches and the full-text
+    matches — and takes BM25's document frequencies from them."""
     clauses = ["owner_id = :owner", "id <> :trigger", LIVE, NOT_EXCLUDED]
     params: dict[str, Any] = {
         "owner": owner_id, "trigger": trigger_id, "excluded": sorted(excluded),
@@ -196,12 +197,13 @@ async def _hybrid_candidates(
             return []
         clauses.append("tags && :session_tags")
         params["session_tags"] = list(session_tags)
-    params["exhaustive"] = source.scope == "session" or bool(source.schemas)
+    params["exhaustive"] = source.scope == "session"
     params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
     query = text(
         f"""
         WITH probe AS (SELECT embedding, search_vector AS tsv FROM breadcrumbs WHERE id = :trigger),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
+        term_array AS (SELECT coalesce(array_agg(lexeme), '{{}}') AS lexemes FROM terms),
         subset AS MATERIALIZED (
             SELECT {COLUMNS}, embedding, entity_keywords, search_vector FROM breadcrumbs
             WHERE {" AND ".join(clauses)}
@@ -217,11 +219,20 @@ async def _hybrid_candidates(
                       ORDER BY similarity DESC, id LIMIT :pool),
         by_keyword AS (SELECT id FROM scored WHERE shared > 0
                        ORDER BY shared DESC, similarity DESC NULLS LAST, id LIMIT :pool),
+        by_text AS (
+            SELECT id FROM scored, term_array
+            WHERE tsvector_to_array(search_vector) && term_array.lexemes
+            ORDER BY cardinality(ARRAY(SELECT unnest(tsvector_to_array(search_vector))
+                                       INTERSECT SELECT unnest(term_array.lexemes))) DESC,
+                     similarity DESC NULLS LAST, id
+            LIMIT :pool
+        ),
         candidates AS MATERIALIZED (
             SELECT * FROM scored
             WHERE (CAST(:exhaustive AS boolean)
                    AND (SELECT count(*) FROM scored) <= :exhaustive_rows)
-               OR id IN (SELECT id FROM by_vector UNION SELECT id FROM by_keyword)
+               OR id IN (SELECT id FROM by_vector UNION SELECT id FROM by_keyword
+                         UNION SELECT id FROM by_text)
         ),
         documents AS MATERIALIZED (
             SELECT id, coalesce(search_vector, ''::tsvector) AS tsv FROM candidates
