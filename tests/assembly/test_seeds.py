@@ -10,6 +10,7 @@ import uuid
 
 import httpx
 import numpy as np
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import event, text
 from tests.assembly.helpers import post
@@ -199,3 +200,21 @@ async def test_semantic_scope_session_and_threshold(
         )
     assert [seed.record_id for seed in found.seeds] == [inside]
     assert none.seeds == [] and [rid for rid, _ in none.below_threshold] == [inside]
+
+
+async def test_only_the_nearest_misses_are_listed(
+    client: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(seeding, "NEAR_MISSES", 2)
+    session_tag = f"session:{uuid.uuid4().hex[:8]}"
+    for text_ in ("whales sing", "whales dive deep", "the sea is cold", "tax forms"):
+        await post(client, tags=[session_tag], context={"text": text_})
+    trigger = await post(client, tags=[session_tag], context={"text": "do whales sing"})
+    resources = app.state.resources
+    strict = SemanticSource(enabled=True, limit=5, min_similarity=0.999, scope="session")
+    async with tenant_session(resources.session_factory, resources.default_tenant) as session:
+        batch = await seeding.semantic_seeds(
+            session, resources.default_tenant, trigger, strict, [], [session_tag], NONE
+        )
+    scores = [score for _, score in batch.below_threshold]
+    assert batch.seeds == [] and len(scores) == 2 and scores == sorted(scores, reverse=True)

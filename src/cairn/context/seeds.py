@@ -40,6 +40,7 @@ BM25_B = 0.75
 # Above this many records the lexical score is computed over the candidates only (the
 # vector neighbours and keyword-pointer matches), not the whole filtered subset.
 LEXICAL_EXHAUSTIVE_ROWS = 5000
+NEAR_MISSES = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +144,9 @@ async def semantic_seeds(
     session_tags: Sequence[str],
     excluded: frozenset[str],
 ) -> SeedBatch:
-    """Hybrid search around the trigger; ``below_threshold`` lists near misses."""
+    """Hybrid search around the trigger; ``below_threshold`` lists the best near misses
+    (at most ``NEAR_MISSES``: the explanation names why the closest ones are out, not every
+    record of the subset)."""
     if not source.enabled:
         return SeedBatch([], {}, [])
     rows = await _hybrid_candidates(
@@ -155,7 +158,8 @@ async def semantic_seeds(
     for row in rows:
         score = row["score"]
         if score < source.min_similarity:
-            below.append((row["id"], round(score, 4)))
+            if len(below) < NEAR_MISSES:
+                below.append((row["id"], round(score, 4)))
             continue
         if len(seeds) < source.limit:
             detail = f"similarity {row['similarity'] or 0:.3f}, lexical {row['lexical']:.2f}"
