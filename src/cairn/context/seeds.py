@@ -169,7 +169,8 @@ async def semantic_seeds(
 
 
 def fused_score(similarity: float | None, lexical: float, best_lexical: float) -> float:
-    """Cosine, raised towards 1 by the record's BM25 score relative to the search's best."""
+    """Cosine, raised towards 1 by the record's BM25 score relative to the search's best.
+    The search computes the same in SQL; this is the definition its tests check against."""
     cosine = min(1.0, max(0.0, similarity or 0.0))
     relative = lexical / best_lexical if best_lexical > 0 else 0.0
     return cosine + LEXICAL_WEIGHT * relative * (1.0 - cosine)
@@ -209,11 +210,11 @@ async def _hybrid_candidates(
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
         term_array AS (SELECT coalesce(array_agg(lexeme), '{{}}') AS lexemes FROM terms),
         subset AS MATERIALIZED (
-            SELECT {COLUMNS}, embedding, entity_keywords, search_vector FROM breadcrumbs
+            SELECT id, embedding, entity_keywords, search_vector FROM breadcrumbs
             WHERE {" AND ".join(clauses)}
         ),
         scored AS MATERIALIZED (
-            SELECT subset.*,
+            SELECT subset.id, subset.search_vector,
                    1 - (subset.embedding <=> (SELECT embedding FROM probe)) AS similarity,
                    cardinality(ARRAY(SELECT unnest(subset.entity_keywords)
                                      INTERSECT SELECT unnest(CAST(:pointers AS text[])))) AS shared
@@ -232,7 +233,7 @@ async def _hybrid_candidates(
             LIMIT :pool
         ),
         candidates AS MATERIALIZED (
-            SELECT * FROM scored
+            SELECT id, similarity, search_vector FROM scored
             WHERE (CAST(:exhaustive AS boolean)
                    AND (SELECT count(*) FROM scored) <= :exhaustive_rows)
                OR id IN (SELECT id FROM by_vector UNION SELECT id FROM by_keyword
@@ -260,15 +261,38 @@ async def _hybrid_candidates(
                    ) AS score
             FROM postings JOIN frequency USING (lexeme) CROSS JOIN stats
             GROUP BY postings.id
+        ),
+        fused AS (
+            SELECT candidates.id, candidates.similarity, coalesce(lexical.score, 0) AS lexical,
+                   least(1.0, greatest(0.0, coalesce(candidates.similarity, 0))) AS cosine
+            FROM candidates LEFT JOIN lexical USING (id)
+            WHERE candidates.similarity IS NOT NULL OR lexical.score > 0
+        ),
+        best AS (SELECT coalesce(max(lexical), 0) AS top FROM fused),
+        ranked AS MATERIALIZED (
+            SELECT fused.id, fused.similarity, fused.lexical,
+                   fused.cosine + {LEXICAL_WEIGHT} * (1 - fused.cosine)
+                   * CASE WHEN best.top > 0 THEN fused.lexical / best.top ELSE 0 END AS score
+            FROM fused CROSS JOIN best
+        ),
+        kept AS (
+            (SELECT * FROM ranked WHERE score >= :min_score
+             ORDER BY score DESC, id::text LIMIT :limit)
+            UNION ALL
+            (SELECT * FROM ranked WHERE score < :min_score
+             ORDER BY score DESC, id::text LIMIT :near_misses)
         )
-        SELECT {COLUMNS}, similarity, coalesce(lexical.score, 0) AS lexical
-        FROM candidates LEFT JOIN lexical USING (id)
-        WHERE similarity IS NOT NULL OR lexical.score > 0
+        SELECT {_qualified("record")}, kept.similarity, kept.lexical, kept.score
+        FROM kept JOIN breadcrumbs AS record USING (id)
+        ORDER BY kept.score DESC, kept.id::text
         """
     )
+    params.update(min_score=source.min_similarity, limit=source.limit, near_misses=NEAR_MISSES)
     rows = [dict(row) for row in (await session.execute(query, params)).mappings().all()]
-    best = max((row["lexical"] for row in rows), default=0.0)
     for row in rows:
-        row["lexical"] = float(row["lexical"])
-        row["score"] = fused_score(row["similarity"], row["lexical"], float(best))
-    return sorted(rows, key=lambda r: (-r["score"], str(r["id"])))
+        row["lexical"], row["score"] = float(row["lexical"]), float(row["score"])
+    return rows
+
+
+def _qualified(alias: str) -> str:
+    return ", ".join(f"{alias}.{column.strip()}" for column in COLUMNS.split(","))
