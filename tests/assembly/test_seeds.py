@@ -218,3 +218,16 @@ async def test_only_the_nearest_misses_are_listed(
         )
     scores = [score for _, score in batch.below_threshold]
     assert batch.seeds == [] and len(scores) == 2 and scores == sorted(scores, reverse=True)
+
+
+async def test_embeddings_are_stored_in_the_row(app: FastAPI) -> None:
+    # The exact scan of a filtered subset reads every vector; TOASTed out of line, each read
+    # costs several extra pages (revision 0008 stores them PLAIN).
+    async with app.state.resources.system_engine.connect() as connection:
+        storage = await connection.scalar(
+            text(
+                "SELECT attstorage::text FROM pg_attribute"
+                " WHERE attrelid = 'breadcrumbs'::regclass AND attname = 'embedding'"
+            )
+        )
+    assert storage == "p"

@@ -208,7 +208,13 @@ async def _hybrid_candidates(
         f"""
         WITH probe AS (SELECT embedding, search_vector AS tsv FROM breadcrumbs WHERE id = :trigger),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
-        term_array AS (SELECT coalesce(array_agg(lexeme), '{{}}') AS lexemes FROM terms),
+        -- The trigger's lexemes OR-ed (websearch_to_tsquery never fails on odd input;
+        -- 'simple' keeps the already stemmed lexemes as they are).
+        term_query AS (
+            SELECT websearch_to_tsquery('simple', coalesce(string_agg(lexeme, ' or '), ''))
+                   AS query
+            FROM terms
+        ),
         subset AS MATERIALIZED (
             SELECT id, embedding, entity_keywords, search_vector FROM breadcrumbs
             WHERE {" AND ".join(clauses)}
@@ -216,8 +222,11 @@ async def _hybrid_candidates(
         scored AS MATERIALIZED (
             SELECT subset.id, subset.search_vector,
                    1 - (subset.embedding <=> (SELECT embedding FROM probe)) AS similarity,
-                   cardinality(ARRAY(SELECT unnest(subset.entity_keywords)
-                                     INTERSECT SELECT unnest(CAST(:pointers AS text[])))) AS shared
+                   CASE WHEN subset.entity_keywords && CAST(:pointers AS text[])
+                        THEN cardinality(ARRAY(
+                            SELECT unnest(subset.entity_keywords)
+                            INTERSECT SELECT unnest(CAST(:pointers AS text[]))))
+                        ELSE 0 END AS shared
             FROM subset
         ),
         by_vector AS (SELECT id FROM scored WHERE similarity IS NOT NULL
@@ -225,10 +234,9 @@ async def _hybrid_candidates(
         by_keyword AS (SELECT id FROM scored WHERE shared > 0
                        ORDER BY shared DESC, similarity DESC NULLS LAST, id LIMIT :pool),
         by_text AS (
-            SELECT id FROM scored, term_array
-            WHERE tsvector_to_array(search_vector) && term_array.lexemes
-            ORDER BY cardinality(ARRAY(SELECT unnest(tsvector_to_array(search_vector))
-                                       INTERSECT SELECT unnest(term_array.lexemes))) DESC,
+            SELECT id FROM scored, term_query
+            WHERE search_vector @@ term_query.query
+            ORDER BY ts_rank(search_vector, term_query.query) DESC,
                      similarity DESC NULLS LAST, id
             LIMIT :pool
         ),
