@@ -143,8 +143,15 @@ async def _exact_top(session: object, trigger: uuid.UUID, schema: str, k: int) -
 
     lexical = {i: bm25(counts) for i, counts in lexemes.items()}
     best = max(lexical.values())
-    fused = {i: seeding.fused_score(float(vectors[i] @ probe), lexical[i], best) for i in vectors}
+    fused = {i: _fused(float(vectors[i] @ probe), lexical[i], best) for i in vectors}
     return sorted(fused, key=lambda i: (-fused[i], str(i)))[:k]
+
+
+def _fused(similarity: float, lexical: float, best_lexical: float) -> float:
+    """Cosine, raised towards 1 by the record's BM25 score relative to the search's best."""
+    cosine = min(1.0, max(0.0, similarity))
+    relative = lexical / best_lexical if best_lexical > 0 else 0.0
+    return cosine + seeding.LEXICAL_WEIGHT * relative * (1.0 - cosine)
 
 
 def _term_counts(tsv: str) -> dict[str, int]:

@@ -155,25 +155,16 @@ async def semantic_seeds(
     seeds: list[Seed] = []
     records: dict[uuid.UUID, Record] = {}
     below: list[tuple[uuid.UUID, float]] = []
+    # The query already keeps at most `limit` seeds and NEAR_MISSES misses, best first.
     for row in rows:
         score = row["score"]
         if score < source.min_similarity:
-            if len(below) < NEAR_MISSES:
-                below.append((row["id"], round(score, 4)))
+            below.append((row["id"], round(score, 4)))
             continue
-        if len(seeds) < source.limit:
-            detail = f"similarity {row['similarity'] or 0:.3f}, lexical {row['lexical']:.2f}"
-            seeds.append(Seed(row["id"], SeedSource.semantic, score, detail))
-            records[row["id"]] = to_record(row)
+        detail = f"similarity {row['similarity'] or 0:.3f}, lexical {row['lexical']:.2f}"
+        seeds.append(Seed(row["id"], SeedSource.semantic, score, detail))
+        records[row["id"]] = to_record(row)
     return SeedBatch(seeds, records, below)
-
-
-def fused_score(similarity: float | None, lexical: float, best_lexical: float) -> float:
-    """Cosine, raised towards 1 by the record's BM25 score relative to the search's best.
-    The search computes the same in SQL; this is the definition its tests check against."""
-    cosine = min(1.0, max(0.0, similarity or 0.0))
-    relative = lexical / best_lexical if best_lexical > 0 else 0.0
-    return cosine + LEXICAL_WEIGHT * relative * (1.0 - cosine)
 
 
 async def _hybrid_candidates(
