@@ -17,6 +17,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from pydantic import SecretStr
+from tests.processes import served
 
 from cairn.api.app import create_app
 from cairn.config import EmbeddingSettings, EventSettings, SecretSettings, Settings
@@ -115,22 +116,8 @@ def db(app: FastAPI) -> Any:
 @pytest.fixture(scope="session")
 async def live_url(app: FastAPI) -> AsyncIterator[str]:
     """The session app served over real HTTP (for SSE), sharing its lifespan and resources."""
-    import asyncio
-
-    import uvicorn
-
-    from cairn.runtime import free_port
-
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    async with served(app) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -1,12 +1,21 @@
-"""`cairn up` as a real process, for tests that need the whole thing."""
+"""`cairn up` as a real process, for tests that need the whole thing; and an app served
+over real HTTP inside the test's event loop."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+
+import uvicorn
+from fastapi import FastAPI
+
+from cairn.runtime import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 READY_TIMEOUT_S = 120
@@ -50,3 +59,20 @@ def stop(process: subprocess.Popen[str], sig: signal.Signals) -> None:
     finally:
         if process.poll() is None:
             process.kill()
+
+
+@asynccontextmanager
+async def served(app: FastAPI) -> AsyncIterator[str]:
+    """``app`` over real HTTP (for SSE) on a free port, sharing its lifespan and resources."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -22,21 +23,26 @@ def test_no_generated_request_gets_a_server_error(model_dir: Path) -> None:
     port = free_port()
     process = start_cairn_up(data_dir, port, model_dir)
     try:
-        result = subprocess.run(
-            [
-                str(REPO / ".venv/bin/st"), "run", f"http://127.0.0.1:{port}/openapi.json",
-                "--checks", "not_a_server_error", "--max-examples", "40", "--seed", "7",
-                "--no-color",
-                # A valid SSE request streams until the client leaves; tests/stream covers it.
-                "--exclude-path", "/events/stream",
-            ],
-            capture_output=True, text=True, timeout=600, check=False,
-        )  # fmt: skip
+        result = _fuzz(port, max_examples=40)
     finally:
         stop(process, signal.SIGINT)
         shutil.rmtree(data_dir, ignore_errors=True)
     assert result.returncode == 0, result.stdout[-6000:]
     assert "generated" in result.stdout and "passed" in result.stdout
+
+
+def _fuzz(port: int, *, max_examples: int, extra: tuple[str, ...] = ()) -> Any:
+    """schemathesis against the served OpenAPI schema, seed 7, server errors only."""
+    return subprocess.run(
+        [
+            str(REPO / ".venv/bin/st"), "run", f"http://127.0.0.1:{port}/openapi.json",
+            "--checks", "not_a_server_error", "--max-examples", str(max_examples),
+            "--seed", "7", "--no-color", *extra,
+            # A valid SSE request streams until the client leaves; tests/stream covers it.
+            "--exclude-path", "/events/stream",
+        ],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
 
 
 @pytest.mark.slow
@@ -56,15 +62,7 @@ def test_no_generated_request_with_a_curator_token_gets_a_server_error(model_dir
         headers = {"Authorization": f"Bearer {token}"}
         probe = httpx.get(f"http://127.0.0.1:{port}/agents", headers=headers, timeout=10)
         assert probe.status_code == 200, probe.text  # the fuzzing gets past authentication
-        result = subprocess.run(
-            [
-                str(REPO / ".venv/bin/st"), "run", f"http://127.0.0.1:{port}/openapi.json",
-                "--checks", "not_a_server_error", "--max-examples", "15", "--seed", "7",
-                "--no-color", "--header", f"Authorization: Bearer {token}",
-                "--exclude-path", "/events/stream",
-            ],
-            capture_output=True, text=True, timeout=600, check=False,
-        )  # fmt: skip
+        result = _fuzz(port, max_examples=15, extra=("--header", f"Authorization: Bearer {token}"))
     finally:
         stop(process, signal.SIGINT)
         shutil.rmtree(data_dir, ignore_errors=True)

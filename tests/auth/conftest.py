@@ -14,6 +14,7 @@ import jwt
 import pytest
 from fastapi import FastAPI
 from pydantic import SecretStr
+from tests.processes import served
 
 from cairn.api.app import create_app
 from cairn.config import JwtSettings, Limits, Settings
@@ -63,20 +64,8 @@ async def jwt_client(jwt_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture(scope="session")
 async def jwt_live_url(jwt_app: FastAPI) -> AsyncIterator[str]:
     """The jwt app over real HTTP (SSE), sharing its lifespan and resources."""
-    import uvicorn
-
-    from cairn.runtime import free_port
-
-    port = free_port()
-    config = uvicorn.Config(jwt_app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    async with served(jwt_app) as url:
+        yield url
 
 
 def claims(
