@@ -258,3 +258,25 @@ def test_trimming_brings_any_selection_under_budget(
     # Trimmed from the lowest priority up: what is kept is a prefix of the selection.
     priority = [item.record_id for item in selection.selected]
     assert set(priority[: len(kept)]) == kept or rid(1) not in kept
+
+
+def test_cached_blocks_are_neither_rendered_nor_counted_again(counter: TokenCounter) -> None:
+    from cairn.transforms.cache import LRU
+
+    first, second = record(1, title="one", context={"body": "alpha"}), record(2, title="two")
+    cache: LRU[object, tuple[str, int]] = LRU(10)
+    keys = {first.id: ("k", 1), second.id: None}  # None: never cached (e.g. unsaved)
+    warm = ItemBlocks(lambda r: str(r.context.get("body", "")), counter, cache=cache, keys=keys)
+    assert warm.tokens(first) == counter.count(warm.text(first))
+    warm.tokens(second)
+    assert len(cache) == 1
+
+    def refuse(r: Record) -> str:
+        raise AssertionError(f"{r.id} rendered again")
+
+    hot = ItemBlocks(refuse, counter, cache=cache, keys=keys)
+    assert hot.cached(first.id) and not hot.cached(second.id)
+    assert (hot.text(first), hot.tokens(first)) == (warm.text(first), warm.tokens(first))
+
+    moved = ItemBlocks(lambda r: "beta", counter, cache=cache, keys={first.id: ("k", 2)})
+    assert not moved.cached(first.id) and moved.text(first).endswith("beta\n")

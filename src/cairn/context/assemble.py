@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,12 +22,12 @@ from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
 from cairn.context.model import Dropped, DropReason, Record, Seed, SeedSource
 from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
-from cairn.context.records import load_records
+from cairn.context.records import RecordCache, load_records
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.tokens import TokenCounter
 from cairn.embedding import tag_pointers
 
-RenderTexts = Callable[[AsyncSession, uuid.UUID, list[Record]], Any]
+MakeBlocks = Callable[[AsyncSession, uuid.UUID, list[Record]], Awaitable[ItemBlocks]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +57,10 @@ async def assemble(
     event_id: str,
     excluded: frozenset[str],
     counter: TokenCounter,
-    render_texts: RenderTexts,
+    item_blocks: MakeBlocks,
     options: AssemblyOptions,
     llm_config: Mapping[str, Any] | None = None,
+    record_cache: RecordCache | None = None,
 ) -> Assembly | None:
     """The assembled context for ``agent`` and the trigger, or None if the trigger is gone."""
     timer = Timer()
@@ -93,15 +94,13 @@ async def assemble(
             session, owner, [s.record_id for s in seeds], excluded,
             radius=options.radius, fanout=options.fanout, preloaded=preloaded,
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
+            cache=record_cache,
         )  # fmt: skip
     with timer.phase("render_items"):
-        texts: dict[uuid.UUID, str] = await render_texts(
-            session, owner, list(graph.records.values())
-        )
+        blocks = await item_blocks(session, owner, list(graph.records.values()))
     budget = resolve_budget(
         agent.context_budget, _config_budget(llm_config), None, options.default_budget
     )
-    blocks = ItemBlocks(lambda record: texts.get(record.id, ""), counter)
     with timer.phase("select"):
         selection = select_within_budget(
             seeds, graph, blocks.cost_of(graph.records), budget.tokens,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import text
@@ -20,14 +20,20 @@ from cairn.context.agents import CONTEXT_SCHEMA, Agent
 from cairn.context.assemble import AssemblyOptions, assemble
 from cairn.context.directory import Directory
 from cairn.context.model import Record
+from cairn.context.records import RecordCache
+from cairn.context.render import ItemBlocks
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.context.write import write_context
 from cairn.db.engine import tenant_session
 from cairn.embedding import Embedder
 from cairn.principal import Principal
 from cairn.transforms import Transforms
+from cairn.transforms.cache import LRU
 
 log = logging.getLogger(__name__)
+
+BLOCK_CACHE_SIZE = 20_000
+RECORD_CACHE_SIZE = 20_000
 
 
 @dataclass
@@ -39,6 +45,11 @@ class ContextBuilder:
     options: AssemblyOptions
     embedder: Embedder
     limits: Limits
+    # Rendered blocks and their token counts by (record id, version, hints), across
+    # assemblies: records around a session's triggers recur in most of its assemblies.
+    blocks: LRU[Hashable, tuple[str, int]] = field(default_factory=lambda: LRU(BLOCK_CACHE_SIZE))
+    # Records by id and version, so the graph stage does not fetch and decode them again.
+    records: RecordCache = field(default_factory=lambda: RecordCache(RECORD_CACHE_SIZE))
 
     @classmethod
     def create(
@@ -91,7 +102,7 @@ class ContextBuilder:
             assembly = await assemble(
                 session, agent, trigger_id,
                 event_id=event_id, excluded=excluded, counter=self.counter,
-                render_texts=self.render_texts, options=self.options,
+                item_blocks=self.item_blocks, options=self.options, record_cache=self.records,
                 llm_config=await _llm_config(session, agent),
             )  # fmt: skip
             if assembly is None:
@@ -102,18 +113,31 @@ class ContextBuilder:
             )
             return await write_context(writer, assembly)
 
-    async def render_texts(
+    async def item_blocks(
         self, session: AsyncSession, owner_id: uuid.UUID, records: list[Record]
-    ) -> dict[uuid.UUID, str]:
-        """Every record as its hints render it, in one batch (no I/O per record)."""
-        rows = [_as_row(record) for record in records]
-        views = await self.transforms.render_many(session, owner_id, rows)
-        return {
-            record.id: transformed_as_text(view.context)
-            if view.replaced
-            else context_as_text(view.context)
-            for record, view in zip(records, views, strict=True)
-        }
+    ) -> ItemBlocks:
+        """Every record's block as its hints render it: from the block cache when the record
+        was rendered before at this version with the same hints, else rendered now, all in
+        one batch (no I/O per record)."""
+        rows = {record.id: _as_row(record) for record in records}
+        definitions = await self.transforms.definitions_for(session, owner_id, rows.values())
+        keys: dict[uuid.UUID, Hashable | None] = {}
+        for record in records:
+            definition = definitions.get(record.schema_name or "")
+            hints = self.transforms.render_key(rows[record.id], definition)
+            keys[record.id] = None if hints is None else (record.id, record.version, hints)
+        texts: dict[uuid.UUID, str] = {}
+        blocks = ItemBlocks(
+            lambda record: texts.get(record.id, ""), self.counter, cache=self.blocks, keys=keys
+        )
+        missing = [rows[record.id] for record in records if not blocks.cached(record.id)]
+        views = await self.transforms.render_resolved(missing, definitions)
+        for row, view in zip(missing, views, strict=True):
+            as_text = transformed_as_text if view.replaced else context_as_text
+            texts[row["id"]] = as_text(view.context)
+            if view.error:  # a fallback (e.g. over its time budget) may render next time
+                keys[row["id"]] = None
+        return blocks
 
 
 def _as_row(record: Record) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.model import Edge, EdgeType, Graph, Record
 from cairn.context.pathfinder import DEFAULT_COSTS, CostModel
-from cairn.context.records import load_records
+from cairn.context.records import RecordCache, load_records, load_records_cached
 
 _WALK = text(
     """
@@ -98,11 +98,12 @@ async def load_graph(
     seed_costs: Mapping[uuid.UUID, float] | None = None,
     max_candidates: int | None = None,
     costs: CostModel = DEFAULT_COSTS,
+    cache: RecordCache | None = None,
 ) -> Graph:
     """Records and edges within ``radius`` hops of ``seeds`` (records already loaded by
     the seed stage are reused, not fetched again); at most the seeds plus the
     ``max_candidates`` nearest others (``seed_costs``: each seed's starting cost, 0 when
-    absent)."""
+    absent). With a ``cache``, records it holds at their current version are not sent."""
     seed_ids = list(dict.fromkeys(seeds))
     if max_candidates is None:
         params = {"seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius}
@@ -115,13 +116,13 @@ async def load_graph(
     found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached)})
     edge_rows = found.all()
     edges = tuple(
-        Edge(a, b, _EDGE_TYPES[kind], float(weight))
-        for a, b, kind, weight in edge_rows
-        if a in reached and b in reached
-    )
+        Edge(a, b, _EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in edge_rows
+    )  # both ends are in `reached`: the query asks for exactly those
     records = {k: v for k, v in (preloaded or {}).items() if k in reached}
     missing = reached - records.keys()
-    if missing:
+    if missing and cache is not None:
+        records.update(await load_records_cached(session, owner_id, missing, excluded, cache))
+    elif missing:
         records.update(await load_records(session, owner_id, missing, excluded))
     return Graph(records=records, edges=edges)
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 SESSION_PREFIX = "session:"
@@ -73,10 +73,10 @@ class EdgeType(IntEnum):
     semantic = 3
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(NamedTuple):
     """A directed edge; the search walks it both ways. For semantic edges ``weight`` is the
-    cosine similarity."""
+    cosine similarity. (A named tuple: assemblies load thousands, and making a frozen
+    dataclass costs several times more.)"""
 
     from_id: UUID
     to_id: UUID
@@ -91,21 +91,21 @@ class Graph:
 
     records: dict[UUID, Record]
     edges: tuple[Edge, ...] = ()
-    _adjacency: dict[UUID, list[tuple[UUID, Edge]]] = field(
-        init=False, repr=False, compare=False, default_factory=dict
+    _adjacency: dict[UUID, list[tuple[UUID, Edge]]] | None = field(
+        init=False, repr=False, compare=False, default=None
     )
-
-    def __post_init__(self) -> None:
-        adjacency: dict[UUID, list[tuple[UUID, Edge]]] = {}
-        for edge in self.edges:
-            if edge.from_id == edge.to_id:
-                continue
-            adjacency.setdefault(edge.from_id, []).append((edge.to_id, edge))
-            adjacency.setdefault(edge.to_id, []).append((edge.from_id, edge))
-        object.__setattr__(self, "_adjacency", adjacency)
 
     def neighbours(self, record_id: UUID) -> list[tuple[UUID, Edge]]:
         """Every loaded record one edge away, over outgoing and incoming edges alike."""
+        if self._adjacency is None:  # built on first use: the pathfinder has its own
+            adjacency: dict[UUID, list[tuple[UUID, Edge]]] = {}
+            for edge in self.edges:
+                if edge.from_id == edge.to_id:
+                    continue
+                adjacency.setdefault(edge.from_id, []).append((edge.to_id, edge))
+                adjacency.setdefault(edge.to_id, []).append((edge.from_id, edge))
+            object.__setattr__(self, "_adjacency", adjacency)
+        assert self._adjacency is not None
         return [
             (other, edge)
             for other, edge in self._adjacency.get(record_id, ())

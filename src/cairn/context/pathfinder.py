@@ -28,6 +28,7 @@ from cairn.context.model import (
     Selection,
 )
 
+_NIL = UUID(int=0)
 # Path costs are rounded, so sums of equal costs taken in another order still tie.
 _COST_DIGITS = 9
 
@@ -101,12 +102,16 @@ class _Search:
         self.ids = [record.id for record in ordered]
         self.index = {record_id.int: n for n, record_id in enumerate(self.ids)}
         self.adjacency: list[list[tuple[int, float]]] = [[] for _ in self.ids]
+        index, adjacency = self.index, self.adjacency
+        semantic = EdgeType.semantic
+        fixed = {k: costs.edge_cost(Edge(_NIL, _NIL, k)) for k in EdgeType if k != semantic}
         for edge in graph.edges:
-            a, b = self.index.get(edge.from_id.int), self.index.get(edge.to_id.int)
+            a, b = index.get(edge.from_id.int), index.get(edge.to_id.int)
             if a is not None and b is not None and a != b:
-                step = costs.edge_cost(edge)
-                self.adjacency[a].append((b, step))
-                self.adjacency[b].append((a, step))
+                kind = edge.edge_type
+                step = costs.edge_cost(edge) if kind == semantic else fixed[kind]
+                adjacency[a].append((b, step))
+                adjacency[b].append((a, step))
         self.best = [float("inf")] * len(self.ids)
         self.settled = [False] * len(self.ids)
         self.heap: list[_Entry] = []

@@ -1,4 +1,9 @@
-"""Loading ``Record``s for the context builder: one query for any number of ids."""
+"""Loading ``Record``s for the context builder: one query for any number of ids.
+
+With a :class:`RecordCache`, the query still decides which records exist, are live, are
+the owner's and are not blacklisted, and at which version; but a record already cached
+at that version comes back without its content (title, tags, context, hints), which is
+taken from the cache instead of being sent and decoded again."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.model import Record
+from cairn.transforms.cache import LRU
 
 COLUMNS = (
     "id, owner_id, schema_name, title, tags, context, llm_hints, created_at, updated_at, version"
@@ -42,3 +48,76 @@ async def load_records(
     params = {"owner": owner_id, "ids": list(set(ids)), "excluded": sorted(excluded)}
     rows = (await session.execute(query, params)).mappings().all()
     return {row["id"]: to_record(row) for row in rows}
+
+
+class RecordCache:
+    """Records by id at their latest loaded version, across assemblies (bounded, LRU)."""
+
+    def __init__(self, size: int) -> None:
+        self._records: LRU[uuid.UUID, Record] = LRU(size)
+
+    def known(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
+        """The cached version of each of ``ids`` that is cached."""
+        found = {}
+        for record_id in ids:
+            record = self._records.get(record_id)
+            if record is not None and record.version is not None:
+                found[record_id] = record.version
+        return found
+
+    def get(self, record_id: uuid.UUID, version: int) -> Record | None:
+        record = self._records.get(record_id)
+        return record if record is not None and record.version == version else None
+
+    def put(self, record: Record) -> None:
+        if record.version is not None:
+            self._records.put(record.id, record)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
+_CACHED_COLUMNS = ", ".join(
+    f"CASE WHEN k.version IS NULL THEN b.{column} END AS {column}"
+    for column in ("title", "tags", "context", "llm_hints")
+)
+
+
+async def load_records_cached(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    ids: Iterable[uuid.UUID],
+    excluded: frozenset[str],
+    cache: RecordCache,
+) -> dict[uuid.UUID, Record]:
+    """As :func:`load_records`; records cached at their current version are not sent."""
+    wanted = list(set(ids))
+    known = cache.known(wanted)
+    query = text(
+        "SELECT b.id, b.owner_id, b.schema_name, b.created_at, b.updated_at, b.version,"
+        f" k.version IS NOT NULL AS cached, {_CACHED_COLUMNS}"
+        " FROM breadcrumbs b LEFT JOIN unnest(CAST(:known_ids AS uuid[]),"
+        " CAST(:known_versions AS int[])) AS k(id, version)"
+        " ON k.id = b.id AND k.version = b.version"
+        " WHERE b.owner_id = :owner AND b.id = ANY(:ids) AND (b.ttl IS NULL OR b.ttl > now())"
+        " AND (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded)))"
+    )
+    params = {
+        "owner": owner_id, "ids": wanted, "excluded": sorted(excluded),
+        "known_ids": list(known), "known_versions": list(known.values()),
+    }  # fmt: skip
+    rows = (await session.execute(query, params)).mappings().all()
+    records: dict[uuid.UUID, Record] = {}
+    stale: list[uuid.UUID] = []
+    for row in rows:
+        record = cache.get(row["id"], row["version"]) if row["cached"] else None
+        if record is None and row["cached"]:
+            stale.append(row["id"])  # evicted or replaced since `known`: load it in full
+            continue
+        if record is None:
+            record = to_record(row)
+            cache.put(record)
+        records[record.id] = record
+    if stale:
+        records.update(await load_records(session, owner_id, stale, excluded))
+    return records

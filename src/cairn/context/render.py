@@ -21,7 +21,7 @@ and the lowest-priority items are trimmed if it were over.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from uuid import UUID
 
 from cairn.context.model import (
@@ -33,6 +33,7 @@ from cairn.context.model import (
     Selection,
 )
 from cairn.context.tokens import TokenCounter
+from cairn.transforms.cache import LRU
 
 RenderItem = Callable[[Record], str]
 
@@ -86,13 +87,36 @@ def fixed_overhead(counter: TokenCounter) -> int:
 
 class ItemBlocks:
     """Each record's block and token count, rendered once per assembly and shared by the
-    pathfinder (``cost_of``) and ``assemble_text``."""
+    pathfinder (``cost_of``) and ``assemble_text``.
 
-    def __init__(self, render_item: RenderItem, counter: TokenCounter) -> None:
+    With a ``cache`` (kept across assemblies) and the ``keys`` of this assembly's records
+    (record id → what decides its block: id, version and the hints that render it), a
+    record seen before at the same version is neither rendered nor counted again: its
+    block is taken from the cache when the ``ItemBlocks`` is made (see :meth:`cached`)."""
+
+    def __init__(
+        self,
+        render_item: RenderItem,
+        counter: TokenCounter,
+        *,
+        cache: LRU[Hashable, tuple[str, int]] | None = None,
+        keys: Mapping[UUID, Hashable | None] | None = None,
+    ) -> None:
         self._render_item = render_item
         self._counter = counter
+        self._cache = cache
+        self._keys = keys or {}
         self._texts: dict[UUID, str] = {}
         self._tokens: dict[UUID, int] = {}
+        if cache is not None:
+            for record_id, key in self._keys.items():
+                known = None if key is None else cache.get(key)
+                if known is not None:
+                    self._texts[record_id], self._tokens[record_id] = known
+
+    def cached(self, record_id: UUID) -> bool:
+        """Whether the record's block came from the cache (it needs no rendering)."""
+        return record_id in self._tokens
 
     def text(self, record: Record) -> str:
         text = self._texts.get(record.id)
@@ -104,6 +128,9 @@ class ItemBlocks:
         tokens = self._tokens.get(record.id)
         if tokens is None:
             tokens = self._tokens[record.id] = self._counter.count(self.text(record))
+            key = self._keys.get(record.id)
+            if self._cache is not None and key is not None:
+                self._cache.put(key, (self._texts[record.id], tokens))
         return tokens
 
     def cost_of(self, records: Mapping[UUID, Record]) -> Callable[[UUID], int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import event
@@ -75,8 +75,22 @@ class Transforms:
         self, session: AsyncSession, owner_id: uuid.UUID, records: Sequence[Record]
     ) -> list[Rendered]:
         """Render a batch: at most one query (for uncached schema definitions)."""
+        definitions = await self.definitions_for(session, owner_id, records)
+        return await self.render_resolved(records, definitions)
+
+    async def definitions_for(
+        self, session: AsyncSession, owner_id: uuid.UUID, records: Iterable[Record]
+    ) -> dict[str, Definition | None]:
+        """The schema definitions rendering ``records`` needs (one query for the uncached)."""
         names = {r["schema_name"] for r in records if self._uses_schema_hints(r)}
-        definitions = await self.resolve(session, owner_id, names)
+        return await self.resolve(session, owner_id, names)
+
+    async def render_resolved(
+        self, records: Sequence[Record], definitions: Mapping[str, Definition | None]
+    ) -> list[Rendered]:
+        """Render a batch whose definitions are resolved, in a worker thread; no I/O."""
+        if not records:
+            return []
         return await asyncio.to_thread(self._render_all, records, definitions)
 
     async def resolve(
@@ -94,20 +108,10 @@ class Transforms:
     def render(self, record: Record, definition: Definition | None) -> Rendered:
         """One record, given its schema's definition (or None); no I/O."""
         context = dict(record.get("context") or {})
-        key: HintsKey | None
-        if record.get("llm_hints") is not None and not is_definition(record):
-            source: Source = "instance"
-            version = record.get("version")  # None: not written yet, not to be cached
-            key = None if version is None else ("instance", record["id"], version)
-            raw = record["llm_hints"]
-        elif definition is not None and definition.hints is not None:
-            source, key, raw = (
-                "schema",
-                ("schema", definition.id, definition.version),
-                definition.hints,
-            )
-        else:
+        found = _hints_of(record, definition)
+        if found is None:
             return Rendered(context)
+        source, key, raw = found
         origin = _origin(source, definition)
         hints = self._compiled(key, raw)
         if isinstance(hints, str):
@@ -119,6 +123,15 @@ class Transforms:
             applied.context, source, *origin, applied.replaced, applied.error,
             hints.warnings, applied.elapsed_ms,
         )  # fmt: skip
+
+    def render_key(self, record: Record, definition: Definition | None) -> Hashable | None:
+        """Everything besides the record's own content (its id and version) that decides how
+        :meth:`render` renders it: which hints, at which version. None when the record is
+        not saved (no version), so its rendering must not be cached."""
+        if record.get("version") is None:
+            return None
+        found = _hints_of(record, definition)
+        return ("plain",) if found is None else found[1]
 
     # --- invalidation ---------------------------------------------------------------------
 
@@ -168,6 +181,20 @@ class Transforms:
                 return str(error)
 
         return make() if key is None else self._hints.get_or_make(key, make)
+
+
+def _hints_of(
+    record: Record, definition: Definition | None
+) -> tuple[Source, HintsKey | None, Any] | None:
+    """Which hints render ``record`` (its own, else its schema's), under which cache key
+    (None: not to be cached); None when there are none."""
+    if record.get("llm_hints") is not None and not is_definition(record):
+        version = record.get("version")  # None: not written yet, not to be cached
+        key = None if version is None else ("instance", record["id"], version)
+        return "instance", key, record["llm_hints"]
+    if definition is not None and definition.hints is not None:
+        return "schema", ("schema", definition.id, definition.version), definition.hints
+    return None
 
 
 def _origin(source: Source, definition: Definition | None) -> tuple[uuid.UUID | None, int | None]:

@@ -1,0 +1,128 @@
+"""The builder's caches across assemblies (records by version, rendered blocks by record
+version and hints version) never serve what changed since: an edit, new hints, a deletion,
+a blacklist or another tenant's record."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from tests.assembly.helpers import post
+
+from cairn.context.records import RecordCache, load_records, load_records_cached
+from cairn.db.engine import tenant_session
+
+
+async def _world(client: httpx.AsyncClient) -> dict[str, Any]:
+    key = uuid.uuid4().hex[:8]
+    tools, agent_id = f"tool{key}.v1", f"agent-{key}"
+    definition = await post(
+        client, schema_name="schema.def.v1", title=f"{tools} definition", tags=[f"defines:{tools}"],
+        context={"defines_schema": tools, "llm_hints": {"exclude": ["code"]}},
+    )  # fmt: skip
+    await post(
+        client, schema_name="agent.def.v1", title=f"agent {key}", tags=["workspace:agents"],
+        context={
+            "agent_id": agent_id,
+            "context_trigger": {"schema_name": "user.message.v1", "any_tags": [f"ask:{key}"]},
+            "context_sources": {
+                "always": [{"type": "schema", "schema_name": tools, "method": "all", "limit": 5}],
+            },
+            "context_budget": 2000,
+        },
+    )  # fmt: skip
+    tool = await post(
+        client, schema_name=tools, title="calculator",
+        context={"name": "calculator", "description": "adds numbers", "code": "CODE_ONE"},
+    )  # fmt: skip
+    trigger = await post(
+        client, schema_name="user.message.v1", title="ask", tags=[f"ask:{key}"],
+        context={"content": "add two numbers"},
+    )  # fmt: skip
+    return {"agent": agent_id, "definition": definition, "tool": tool, "trigger": trigger}
+
+
+async def _assembled(client: httpx.AsyncClient, world: dict[str, Any]) -> str:
+    body = {"agent_id": world["agent"], "trigger_id": str(world["trigger"])}
+    response = await client.post("/contexts/assemble", json=body)
+    assert response.status_code == 200, response.text
+    return str(response.json()["context"]["formatted_context"])
+
+
+async def _patch(client: httpx.AsyncClient, record_id: uuid.UUID, body: dict[str, Any]) -> None:
+    response = await client.patch(f"/breadcrumbs/{record_id}", json=body)
+    assert response.status_code == 200, response.text
+
+
+async def test_an_edited_record_and_edited_hints_show_in_the_next_assembly(
+    client: httpx.AsyncClient,
+) -> None:
+    world = await _world(client)
+    first = await _assembled(client, world)
+    assert "adds numbers" in first and "CODE_ONE" not in first
+    assert await _assembled(client, world) == first  # from the caches, the same text
+
+    edited = {"name": "calculator", "description": "multiplies numbers", "code": "CODE_TWO"}
+    await _patch(client, world["tool"], {"context": edited})
+    second = await _assembled(client, world)
+    assert "multiplies numbers" in second and "adds numbers" not in second
+    assert "CODE_TWO" not in second
+
+    hints = {"defines_schema": "x", "llm_hints": {"exclude": ["description"]}}
+    await _patch(client, world["definition"], {"context": hints})
+    third = await _assembled(client, world)
+    assert "CODE_TWO" in third and "multiplies numbers" not in third
+
+
+async def _load(
+    app: FastAPI, ids: list[uuid.UUID], cache: RecordCache | None, excluded: frozenset[str]
+) -> dict[uuid.UUID, Any]:
+    resources = app.state.resources
+    tenant = resources.default_tenant
+    async with tenant_session(resources.session_factory, tenant) as session:
+        if cache is None:
+            return await load_records(session, tenant, ids, excluded)
+        return await load_records_cached(session, tenant, ids, excluded, cache)
+
+
+async def test_cached_records_are_the_current_ones(client: httpx.AsyncClient, app: FastAPI) -> None:
+    ids = [
+        await post(client, schema_name="note.v1", title=f"note {i}", context={"text": f"v1 {i}"})
+        for i in range(4)
+    ]
+    cache = RecordCache(100)
+    assert await _load(app, ids, cache, frozenset()) == await _load(app, ids, None, frozenset())
+    assert len(cache) == 4
+
+    await _patch(client, ids[0], {"context": {"text": "v2"}})
+    assert (await client.delete(f"/breadcrumbs/{ids[1]}")).status_code in (200, 204)
+    again = await _load(app, ids, cache, frozenset())
+    assert again == await _load(app, ids, None, frozenset())
+    assert again[ids[0]].context == {"text": "v2"} and ids[1] not in again
+    assert again[ids[2]] is (await _load(app, ids, cache, frozenset()))[ids[2]]  # not re-sent
+
+    assert await _load(app, ids, cache, frozenset({"note.v1"})) == {}
+
+
+async def test_the_cache_never_lends_a_record_to_another_tenant(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    mine = await post(client, schema_name="note.v1", title="mine", context={"text": "private"})
+    cache = RecordCache(100)
+    await _load(app, [mine], cache, frozenset())
+    resources = app.state.resources
+    other = uuid.uuid4()
+    async with tenant_session(resources.session_factory, other) as session:
+        assert await load_records_cached(session, other, [mine], frozenset(), cache) == {}
+
+
+async def test_an_evicted_record_is_loaded_in_full(client: httpx.AsyncClient, app: FastAPI) -> None:
+    ids = [
+        await post(client, schema_name="note.v1", title=f"e{i}", context={"text": f"e {i}"})
+        for i in range(3)
+    ]
+    cache = RecordCache(2)  # holds two: loading three evicts one while the query runs
+    await _load(app, ids, cache, frozenset())
+    assert await _load(app, ids, cache, frozenset()) == await _load(app, ids, None, frozenset())
