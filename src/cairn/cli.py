@@ -17,6 +17,7 @@ import typer
 from cairn.config import Settings, get_settings
 from cairn.errors import ConfigurationError
 from cairn.logging import configure
+from cairn.runtime.heap import tune_collector
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -52,6 +53,7 @@ def up(data_dir: DataDir = None, host: Host = None, port: Port = None) -> None:
     from cairn.runtime.up import up as run_up
 
     settings = _settings(data_dir, host, port)
+    tune_collector()
     with _refusing_bad_settings(), contextlib.suppress(KeyboardInterrupt):  # Ctrl-C stops it
         run_up(settings, [bootstrap.default_bootstrap_dir()])
 
@@ -66,6 +68,7 @@ def serve(host: Host = None, port: Port = None) -> None:
     settings = _settings(host=host, port=port)
     with _refusing_bad_settings():
         application = create_app(settings)
+    tune_collector()
     uvicorn.run(application, host=settings.host, port=settings.port, log_config=None)
 
 
@@ -85,6 +88,7 @@ def worker() -> None:
             loop.add_signal_handler(signum, stop.set)
         await run_worker(settings, stop)
 
+    tune_collector()
     asyncio.run(main())
 
 
