@@ -1,35 +1,44 @@
 """Every breadcrumb query. All of them are scoped by ``owner_id`` (row-level security scopes
 them again, to the transaction's tenant), except ``get_granted`` (another tenant's record,
-through an ACL grant) and the embedding back-fill, which runs as the schema owner."""
+through an ACL grant) and the embedding back-fill, which runs as the schema owner.
+
+The ``*_serialized`` writes take the context as JSON text, cast to ``jsonb`` by PostgreSQL:
+for a large document serialized once by the caller rather than again by the driver."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
-    RowMapping,
+    Text,
     and_,
+    cast,
     delete,
     func,
     insert,
+    literal,
     or_,
     select,
     text,
     update,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.acl import repository as acl
-from cairn.db.models import breadcrumb_history, breadcrumbs, idempotency_keys
+from cairn.db.models import breadcrumb_history, breadcrumbs, idempotency_keys, outbox
+from cairn.events.payloads import ChangeEvent
 from cairn.principal import Principal
 
-Row = RowMapping
+# A record as stored: a database row, or one assembled from a write's RETURNING and the
+# context the writer already holds.
+Row = Mapping[Any, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +57,8 @@ class Cursor:
 
 # Every column but the generated lexemes, which only the database's searches read.
 _RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
+# What a write returns when the writer holds the context it wrote.
+_WRITTEN_COLUMNS = [column for column in _RECORD_COLUMNS if column.name != "context"]
 
 
 def _live() -> ColumnElement[bool]:
@@ -73,13 +84,16 @@ async def insert_breadcrumb(session: AsyncSession, values: dict[str, Any]) -> Ro
     return row
 
 
-async def insert_breadcrumb_if_absent(session: AsyncSession, values: dict[str, Any]) -> Row | None:
-    """Insert unless a record with this id exists (then None): the create half of an upsert."""
+async def insert_serialized_if_absent(
+    session: AsyncSession, values: dict[str, Any], context_json: str
+) -> Row | None:
+    """Insert unless a record with this id exists (then None): the create half of an upsert.
+    Returns every column but the context."""
     statement = (
         pg_insert(breadcrumbs)
-        .values(**values)
+        .values(**values, context=_jsonb(context_json))
         .on_conflict_do_nothing(index_elements=["id"])
-        .returning(breadcrumbs)
+        .returning(*_WRITTEN_COLUMNS)
     )
     row: Row | None = (await session.execute(statement)).mappings().one_or_none()
     return row
@@ -97,6 +111,24 @@ async def get(
     )
     if for_update:
         query = query.with_for_update()
+    return (await session.execute(query)).mappings().one_or_none()
+
+
+async def lock_for_replace(
+    session: AsyncSession, owner_id: uuid.UUID, breadcrumb_id: uuid.UUID, context_field: str
+) -> Row | None:
+    """Lock the record for a replacement; returns its ``id``, ``version``, ``created_by`` and
+    ``context[context_field]`` (as ``stored``), without reading the whole context."""
+    query = (
+        select(
+            breadcrumbs.c.id,
+            breadcrumbs.c.version,
+            breadcrumbs.c.created_by,
+            breadcrumbs.c.context[context_field].label("stored"),
+        )
+        .where(breadcrumbs.c.id == breadcrumb_id, breadcrumbs.c.owner_id == owner_id, _live())
+        .with_for_update()
+    )
     return (await session.execute(query)).mappings().one_or_none()
 
 
@@ -142,6 +174,34 @@ async def update_if_version(
     )
     row: Row | None = (await session.execute(statement)).mappings().one_or_none()
     return row
+
+
+async def replace_serialized_if_version(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    breadcrumb_id: uuid.UUID,
+    expected_version: int,
+    values: dict[str, Any],
+    context_json: str,
+) -> Row | None:
+    """``update_if_version`` with the context as JSON text; returns every column but it."""
+    statement = (
+        update(breadcrumbs)
+        .where(
+            breadcrumbs.c.id == breadcrumb_id,
+            breadcrumbs.c.owner_id == owner_id,
+            breadcrumbs.c.version == expected_version,
+        )
+        .values(**values, context=_jsonb(context_json))
+        .values(version=breadcrumbs.c.version + 1, updated_at=func.now())
+        .returning(*_WRITTEN_COLUMNS)
+    )
+    row: Row | None = (await session.execute(statement)).mappings().one_or_none()
+    return row
+
+
+def _jsonb(document: str) -> ColumnElement[Any]:
+    return cast(literal(document, Text), JSONB)
 
 
 async def delete_breadcrumb(
@@ -232,6 +292,35 @@ async def insert_history(session: AsyncSession, row: Row, *, change: str) -> Non
             updated_by=row["updated_by"],
         )
     )
+
+
+async def record_stored_change(
+    session: AsyncSession, event: ChangeEvent, breadcrumb_id: uuid.UUID, *, change: str
+) -> None:
+    """``insert_history`` and ``outbox.enqueue`` in one statement, both copying the record
+    as this transaction now stores it: its context is not sent again, and is the payload's
+    ``context`` whatever ``event`` holds there."""
+    b = breadcrumbs.c
+    this_record = (b.id == breadcrumb_id, b.owner_id == event.owner_id)
+    history_row = select(
+        b.id, b.owner_id, b.version, b.title, b.tags, b.context, b.checksum,
+        literal(change, Text), b.updated_at, b.updated_by,
+    ).where(*this_record)  # fmt: skip
+    history_columns = [
+        "breadcrumb_id", "owner_id", "version", "title", "tags", "context", "checksum",
+        "change", "updated_at", "updated_by",
+    ]  # fmt: skip
+    history = insert(breadcrumb_history).from_select(history_columns, history_row)
+    rest = {key: value for key, value in event.payload.items() if key != "context"}
+    payload = literal(rest, JSONB).op("||")(func.jsonb_build_object("context", b.context))
+    event_row = select(
+        literal(event.owner_id, b.owner_id.type),
+        literal(event.subject, Text),
+        literal(event.event_id, b.id.type),
+        payload,
+    ).where(*this_record)
+    statement = insert(outbox).from_select(["owner_id", "subject", "msg_id", "payload"], event_row)
+    await session.execute(statement.add_cte(history.cte("history")))
 
 
 async def history(

@@ -2,16 +2,15 @@
 
 The record's id is derived from (owner, consumer, session), so concurrent workers and
 redelivered events converge on the same record: created once, then replaced with a
-version-checked update. It goes through the ordinary write path, so it has history, an
-outbox event and reaches SSE subscribers like any other change.
+version-checked update. Like any other change it has history and an outbox event, and
+reaches SSE subscribers; the writer's path for generated records skips only what cannot
+apply to it (see ``BreadcrumbWriter.put_generated``).
 """
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
 
-from cairn.breadcrumbs import repository
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.breadcrumbs.service import BreadcrumbWriter
@@ -41,16 +40,9 @@ def context_body(assembly: Assembly) -> BreadcrumbCreate:
 async def write_context(writer: BreadcrumbWriter, assembly: Assembly) -> Row:
     """Upsert the assembly, unless the record already holds one for a later trigger (an
     older event handled late must not overwrite a newer context)."""
-    owner = writer.principal.owner_id
-    record_id = context_record_id(owner, assembly.agent_id, assembly.session_tag)
-    current = await repository.get(writer.session, owner, record_id, for_update=True)
-    if current is not None and _newer(current["context"], assembly.context):
-        return current
-    return await writer.put(record_id, context_body(assembly))
-
-
-def _newer(stored: dict[str, object], fresh: dict[str, object]) -> bool:
-    before, after = stored.get("trigger_created_at"), fresh.get("trigger_created_at")
-    if not isinstance(before, str) or not isinstance(after, str):
-        return False
-    return datetime.fromisoformat(before) > datetime.fromisoformat(after)
+    record_id = context_record_id(
+        writer.principal.owner_id, assembly.agent_id, assembly.session_tag
+    )
+    return await writer.put_generated(
+        record_id, context_body(assembly), unless_later="trigger_created_at"
+    )

@@ -1,0 +1,146 @@
+"""Writing an assembly: one agent.context.v1 per (consumer, session), with history and an
+outbox event like any change, and never overwritten by an older trigger's assembly."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+from tests.dbcheck import outbox_events
+
+from cairn.breadcrumbs.repository import Row
+from cairn.breadcrumbs.service import BreadcrumbWriter
+from cairn.breadcrumbs.validation import canonical_json, checksum
+from cairn.config import Limits
+from cairn.context.assemble import Assembly
+from cairn.context.write import write_context
+from cairn.db.engine import tenant_session
+from cairn.embedding import tag_pointers
+from cairn.errors import InvalidInput, PayloadTooLarge
+from cairn.principal import Principal
+
+TRIGGERED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+EVENT_KEYS = {
+    "type", "event_id", "breadcrumb_id", "owner_id", "version", "schema_name", "title",
+    "tags", "updated_at", "context", "change",
+}  # fmt: skip
+
+
+def _assembly(key: str, *, triggered: datetime = TRIGGERED, text: str = "ctx") -> Assembly:
+    context = {
+        "consumer_id": f"writer-{key}",
+        "trigger_created_at": triggered.isoformat(),
+        "formatted_context": text,
+        "explain": {"seeds": [{"record_id": str(uuid.uuid4()), "score": 0.5}], "dropped": []},
+    }
+    return Assembly(f"writer-{key}", uuid.uuid4(), f"session:{key}", context)
+
+
+async def _write(app: FastAPI, assembly: Assembly, limits: Limits | None = None) -> Row:
+    resources = app.state.resources
+    owner = resources.default_tenant
+    async with tenant_session(resources.session_factory, owner) as session, session.begin():
+        principal = Principal(owner, f"context-builder:{assembly.agent_id}")
+        writer = BreadcrumbWriter(
+            session, resources.embedder, limits or resources.settings.limits, principal,
+            resources.transforms,
+        )  # fmt: skip
+        return await write_context(writer, assembly)
+
+
+async def _stored(db: AsyncEngine, record_id: uuid.UUID) -> dict[str, Any]:
+    query = text("SELECT * FROM breadcrumbs WHERE id = :id")
+    async with db.connect() as connection:
+        return dict((await connection.execute(query, {"id": record_id})).mappings().one())
+
+
+async def _history(db: AsyncEngine, record_id: uuid.UUID) -> list[dict[str, Any]]:
+    query = text("SELECT * FROM breadcrumb_history WHERE breadcrumb_id = :id ORDER BY version")
+    async with db.connect() as connection:
+        return [
+            dict(row) for row in (await connection.execute(query, {"id": record_id})).mappings()
+        ]
+
+
+async def test_first_write_stores_the_context_with_history_and_event(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    assembly = _assembly(uuid.uuid4().hex[:8])
+    row = await _write(app, assembly)
+    stored = await _stored(db, row["id"])
+    assert stored["context"] == assembly.context and stored["version"] == row["version"] == 1
+    payload = canonical_json(assembly.context)
+    assert stored["checksum"] == checksum(payload) and stored["size_bytes"] == len(payload)
+    assert stored["llm_text"] is None and stored["embedding"] is None
+    assert stored["entity_keywords"] == tag_pointers(stored["tags"])
+    assert row["context"] == assembly.context and row["tags"] == stored["tags"]
+    (history,) = await _history(db, row["id"])
+    assert (history["version"], history["change"]) == (1, "create")
+    assert history["context"] == assembly.context and history["checksum"] == stored["checksum"]
+    ((subject, event),) = await outbox_events(db, str(row["id"]))
+    assert subject == f"bc.{row['id']}.created" and set(event) == EVENT_KEYS
+    assert event["context"] == assembly.context and event["version"] == 1
+    assert event["updated_at"] == stored["updated_at"].isoformat()
+
+
+async def test_a_later_trigger_replaces_the_context_and_an_earlier_one_does_not(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    key = uuid.uuid4().hex[:8]
+    first = await _write(app, _assembly(key, text="first"))
+    later = _assembly(key, triggered=TRIGGERED + timedelta(seconds=1), text="later")
+    replaced = await _write(app, later)
+    late = await _write(app, _assembly(key, triggered=TRIGGERED, text="handled late"))
+    assert replaced["id"] == first["id"] and replaced["version"] == 2
+    assert late["version"] == 2 and late["context"] == later.context
+    assert (await _stored(db, first["id"]))["context"] == later.context
+    history = await _history(db, first["id"])
+    assert [(h["version"], h["change"]) for h in history] == [(1, "create"), (2, "replace")]
+    events = await outbox_events(db, str(first["id"]))
+    assert [event["type"] for _, event in events] == ["breadcrumb.created", "breadcrumb.updated"]
+    assert events[-1][1]["context"] == later.context and events[-1][1]["change"] == "replace"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("nul \x00 here", "NUL characters"), (float("nan"), "numbers must be finite")],
+)
+async def test_a_context_postgres_cannot_store_is_refused_naming_the_path(
+    app: FastAPI, text: Any, problem: str
+) -> None:
+    with pytest.raises(InvalidInput, match=rf"context\.formatted_context: {problem}"):
+        await _write(app, _assembly(uuid.uuid4().hex[:8], text=text))
+
+
+async def test_an_escaped_nul_is_only_text(app: FastAPI, db: AsyncEngine) -> None:
+    assembly = _assembly(uuid.uuid4().hex[:8], text="a backslash then u0000: \\u0000")
+    row = await _write(app, assembly)
+    assert (await _stored(db, row["id"]))["context"] == assembly.context
+
+
+async def test_a_context_over_the_size_limit_writes_nothing(app: FastAPI, db: AsyncEngine) -> None:
+    assembly = _assembly(uuid.uuid4().hex[:8], text="x" * 500)
+    with pytest.raises(PayloadTooLarge):
+        await _write(app, assembly, Limits(max_context_bytes=400))
+    query = text("SELECT count(*) FROM breadcrumbs WHERE title = :title")
+    async with db.connect() as connection:
+        title = f"Context for {assembly.agent_id}"
+        assert (await connection.execute(query, {"title": title})).scalar_one() == 0
+
+
+async def test_concurrent_first_writes_create_once_then_replace(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    key = uuid.uuid4().hex[:8]
+    rows = await asyncio.gather(*(_write(app, _assembly(key, text=str(i))) for i in range(4)))
+    assert sorted(row["version"] for row in rows) == [1, 2, 3, 4]
+    history = await _history(db, rows[0]["id"])
+    assert [h["change"] for h in history] == ["create", "replace", "replace", "replace"]
+    events = await outbox_events(db, str(rows[0]["id"]))
+    assert [event["version"] for _, event in events] == [1, 2, 3, 4]
