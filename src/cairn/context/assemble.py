@@ -22,7 +22,7 @@ from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
 from cairn.context.model import Dropped, DropReason, Record, Seed, SeedSource
 from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
-from cairn.context.records import RecordCache, load_records
+from cairn.context.records import RecordCache, load_trigger
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.tokens import TokenCounter
 from cairn.embedding import tag_pointers
@@ -66,11 +66,13 @@ async def assemble(
     timer = Timer()
     owner = agent.owner_id
     with timer.phase("trigger"):
-        loaded = await load_records(session, owner, [trigger_id], frozenset())
-        trigger = loaded.get(trigger_id)
-        if trigger is None:
+        found = await load_trigger(session, owner, trigger_id)
+        if found is None:
             return None
-        pointers = await _pointers(session, trigger)
+        trigger, keywords = found
+        loaded = {trigger.id: trigger}
+        # Keyword pointers: the trigger's tag pointers, then its stored entity keywords.
+        pointers = list(dict.fromkeys([*tag_pointers(trigger.tags), *keywords]))
     sessions = sorted(trigger.session_tags)
     semantic = dataclasses.replace(
         agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
@@ -150,17 +152,6 @@ def _merge(
             seen.add(seed.record_id)
             seeds.append(seed)
     return seeds, records, dropped
-
-
-async def _pointers(session: AsyncSession, trigger: Record) -> list[str]:
-    """The trigger's keyword pointers: tag pointers, then its stored entity keywords."""
-    from sqlalchemy import text
-
-    row = await session.execute(
-        text("SELECT entity_keywords FROM breadcrumbs WHERE id = :id"), {"id": trigger.id}
-    )
-    keywords = row.scalar_one_or_none() or []
-    return list(dict.fromkeys([*tag_pointers(trigger.tags), *keywords]))
 
 
 def _seed_costs(seeds: list[Seed]) -> dict[uuid.UUID, float]:

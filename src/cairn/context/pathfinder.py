@@ -29,8 +29,9 @@ from cairn.context.model import (
 )
 
 _NIL = UUID(int=0)
-# Path costs are rounded, so sums of equal costs taken in another order still tie.
-_COST_DIGITS = 9
+# The search adds path costs as integers in units of 1e-9, so sums of equal costs taken in
+# another order tie exactly (and no rounding runs in the inner loop).
+_SCALE = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +86,9 @@ class _Path:
     hops: int
 
 
-# (path cost, origin rank, hops, node, predecessor or -1). Nodes are numbered newest first,
-# then by id, so comparing entries is the whole tie-break order, on ints and floats only.
-_Entry = tuple[float, int, int, int, int]
+# (path cost in 1e-9 units, origin rank, hops, node, predecessor or -1). Nodes are numbered
+# newest first, then by id, so comparing entries is the whole tie-break order, on ints only.
+_Entry = tuple[int, int, int, int, int]
 
 
 class _Search:
@@ -101,24 +102,24 @@ class _Search:
         )
         self.ids = [record.id for record in ordered]
         self.index = {record_id.int: n for n, record_id in enumerate(self.ids)}
-        self.adjacency: list[list[tuple[int, float]]] = [[] for _ in self.ids]
+        self.adjacency: list[list[tuple[int, int]]] = [[] for _ in self.ids]
         index, adjacency = self.index, self.adjacency
         semantic = EdgeType.semantic
-        fixed = {k: costs.edge_cost(Edge(_NIL, _NIL, k)) for k in EdgeType if k != semantic}
+        fixed = {k: _units(costs.edge_cost(Edge(_NIL, _NIL, k))) for k in EdgeType if k != semantic}
         for edge in graph.edges:
             a, b = index.get(edge.from_id.int), index.get(edge.to_id.int)
             if a is not None and b is not None and a != b:
                 kind = edge.edge_type
-                step = costs.edge_cost(edge) if kind == semantic else fixed[kind]
+                step = _units(costs.edge_cost(edge)) if kind == semantic else fixed[kind]
                 adjacency[a].append((b, step))
                 adjacency[b].append((a, step))
-        self.best = [float("inf")] * len(self.ids)
+        self.best: list[float] = [float("inf")] * len(self.ids)
         self.settled = [False] * len(self.ids)
         self.heap: list[_Entry] = []
 
     def push_seed(self, seed: Seed, cost: float) -> None:
         node = self.index[seed.record_id.int]
-        self._push((round(cost, _COST_DIGITS), SOURCE_RANK[seed.source], 0, node, -1))
+        self._push((_units(cost), SOURCE_RANK[seed.source], 0, node, -1))
 
     def _push(self, entry: _Entry) -> None:
         node = entry[3]
@@ -140,12 +141,12 @@ class _Search:
             return
         for other, step in self.adjacency[node]:
             if not self.settled[other]:
-                self._push((round(cost + step, _COST_DIGITS), rank, hops + 1, other, node))
+                self._push((cost + step, rank, hops + 1, other, node))
 
     def path(self, entry: _Entry) -> _Path:
         cost, rank, hops, node, via = entry
         before = None if via < 0 else self.ids[via]
-        return _Path(self.ids[node], before, _ORIGINS[rank], cost, hops)
+        return _Path(self.ids[node], before, _ORIGINS[rank], cost / _SCALE, hops)
 
 
 @dataclass(slots=True)
@@ -247,7 +248,11 @@ def _leftovers(search: _Search, stopped: DropReason | None) -> list[Dropped]:
 
 
 def _finite(cost: float) -> float | None:
-    return None if cost == float("inf") else cost
+    return None if cost == float("inf") else cost / _SCALE
+
+
+def _units(cost: float) -> int:
+    return round(cost * _SCALE)
 
 
 def _seed_scores(seeds: Iterable[Seed]) -> dict[UUID, float]:

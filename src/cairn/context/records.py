@@ -50,6 +50,18 @@ async def load_records(
     return {row["id"]: to_record(row) for row in rows}
 
 
+async def load_trigger(
+    session: AsyncSession, owner_id: uuid.UUID, trigger_id: uuid.UUID
+) -> tuple[Record, list[str]] | None:
+    """The trigger, if live, with its stored keyword pointers, in one query."""
+    query = text(
+        f"SELECT {COLUMNS}, entity_keywords FROM breadcrumbs"
+        f" WHERE owner_id = :owner AND id = :id AND {LIVE}"
+    )
+    row = (await session.execute(query, {"owner": owner_id, "id": trigger_id})).mappings().first()
+    return None if row is None else (to_record(row), list(row["entity_keywords"] or []))
+
+
 class RecordCache:
     """Records by id at their latest loaded version, across assemblies (bounded, LRU)."""
 
