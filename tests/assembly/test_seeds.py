@@ -238,3 +238,18 @@ async def test_embeddings_are_stored_in_the_row(app: FastAPI) -> None:
             )
         )
     assert storage == "p"
+
+
+async def test_lexemes_and_keywords_are_stored_in_the_row(app: FastAPI) -> None:
+    # The hybrid search checks both for every record of its subset; fetched from the TOAST
+    # table, each check costs several page reads (revision 0009 stores them MAIN).
+    async with app.state.resources.system_engine.connect() as connection:
+        rows = await connection.execute(
+            text(
+                "SELECT attname, attstorage::text FROM pg_attribute"
+                " WHERE attrelid = 'breadcrumbs'::regclass"
+                " AND attname IN ('search_vector', 'entity_keywords')"
+            )
+        )
+        storage = {name: kind for name, kind in rows}
+    assert storage == {"search_vector": "m", "entity_keywords": "m"}

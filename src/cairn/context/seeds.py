@@ -181,9 +181,10 @@ async def _hybrid_candidates(
     candidates — the vector neighbours, the keyword-pointer matches and the full-text
     matches — and takes BM25's document frequencies from them."""
     clauses = ["owner_id = :owner", "id <> :trigger", LIVE, NOT_EXCLUDED]
+    # array_to_tsvector rejects empty strings (no keyword or tag pointer is ever empty).
     params: dict[str, Any] = {
         "owner": owner_id, "trigger": trigger_id, "excluded": sorted(excluded),
-        "pointers": list(pointers), "pool": max(50, 4 * source.limit),
+        "pointers": [p for p in pointers if p], "pool": max(50, 4 * source.limit),
     }  # fmt: skip
     if source.schemas:
         clauses.append("schema_name = ANY(:schemas)")
@@ -201,45 +202,43 @@ async def _hybrid_candidates(
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
         -- The trigger's lexemes OR-ed (websearch_to_tsquery never fails on odd input;
         -- 'simple' keeps the already stemmed lexemes as they are).
-        term_query AS (
+        term_query AS MATERIALIZED (
             SELECT websearch_to_tsquery('simple', coalesce(string_agg(lexeme, ' or '), ''))
                    AS query
             FROM terms
         ),
-        subset AS MATERIALIZED (
-            SELECT id, embedding, entity_keywords, search_vector FROM breadcrumbs
-            WHERE {" AND ".join(clauses)}
+        -- The keyword pointers as a set: how many a record shares is how many its keywords
+        -- remove from it (a binary search per keyword, where `&&` compares every pair).
+        pointer_set AS MATERIALIZED (
+            SELECT array_to_tsvector(CAST(:pointers AS text[])) AS tsv
         ),
+        -- One pass over the subset keeps only what the nominations rank by: no vectors or
+        -- lexemes are carried through (they would spill the CTE to disk at 100k records).
         scored AS MATERIALIZED (
-            SELECT subset.id, subset.search_vector,
-                   1 - (subset.embedding <=> (SELECT embedding FROM probe)) AS similarity,
-                   CASE WHEN subset.entity_keywords && CAST(:pointers AS text[])
-                        THEN cardinality(ARRAY(
-                            SELECT unnest(subset.entity_keywords)
-                            INTERSECT SELECT unnest(CAST(:pointers AS text[]))))
-                        ELSE 0 END AS shared
-            FROM subset
+            SELECT id, 1 - (embedding <=> (SELECT embedding FROM probe)) AS similarity,
+                   coalesce(length(pointer_set.tsv)
+                            - length(ts_delete(pointer_set.tsv, entity_keywords)), 0) AS shared,
+                   CASE WHEN search_vector @@ (SELECT query FROM term_query)
+                        THEN ts_rank(search_vector, (SELECT query FROM term_query)) END AS text_rank
+            FROM breadcrumbs, pointer_set WHERE {" AND ".join(clauses)}
         ),
         by_vector AS (SELECT id FROM scored WHERE similarity IS NOT NULL
                       ORDER BY similarity DESC, id LIMIT :pool),
         by_keyword AS (SELECT id FROM scored WHERE shared > 0
                        ORDER BY shared DESC, similarity DESC NULLS LAST, id LIMIT :pool),
-        by_text AS (
-            SELECT id FROM scored, term_query
-            WHERE search_vector @@ term_query.query
-            ORDER BY ts_rank(search_vector, term_query.query) DESC,
-                     similarity DESC NULLS LAST, id
-            LIMIT :pool
-        ),
+        by_text AS (SELECT id FROM scored WHERE text_rank IS NOT NULL
+                    ORDER BY text_rank DESC, similarity DESC NULLS LAST, id LIMIT :pool),
         candidates AS MATERIALIZED (
-            SELECT id, similarity, search_vector FROM scored
+            SELECT id, similarity FROM scored
             WHERE (CAST(:exhaustive AS boolean)
                    AND (SELECT count(*) FROM scored) <= :exhaustive_rows)
                OR id IN (SELECT id FROM by_vector UNION SELECT id FROM by_keyword
                          UNION SELECT id FROM by_text)
         ),
+        -- Lexemes are read again for the candidates only.
         documents AS MATERIALIZED (
-            SELECT id, coalesce(search_vector, ''::tsvector) AS tsv FROM candidates
+            SELECT candidates.id, coalesce(breadcrumbs.search_vector, ''::tsvector) AS tsv
+            FROM candidates JOIN breadcrumbs USING (id)
         ),
         stats AS (
             SELECT count(*) AS n, greatest(avg(length(tsv)), 1) AS avgdl FROM documents
