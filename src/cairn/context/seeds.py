@@ -43,6 +43,10 @@ LEXICAL_EXHAUSTIVE_ROWS = 5000
 NEAR_MISSES = 20
 
 
+def _prefixed(alias: str, columns: str) -> str:
+    return ", ".join(f"{alias}.{column.strip()}" for column in columns.split(","))
+
+
 @dataclass(frozen=True, slots=True)
 class SeedBatch:
     seeds: list[Seed]
@@ -80,8 +84,9 @@ async def always_seeds(
             f"(SELECT {index} AS source_index, {COLUMNS}, embedding FROM breadcrumbs"
             f" WHERE {' AND '.join(clauses)} ORDER BY updated_at DESC, id DESC LIMIT {limit:d})"
         )
-    query = (
-        "SELECT chosen.*, 1 - (chosen.embedding <=> probe.embedding) AS similarity"
+    query = (  # the vectors stay in the database: only the similarity comes back
+        f"SELECT chosen.source_index, {_prefixed('chosen', COLUMNS)},"
+        " 1 - (chosen.embedding <=> probe.embedding) AS similarity"
         f" FROM ({' UNION ALL '.join(parts)}) AS chosen"
         " LEFT JOIN breadcrumbs probe ON probe.id = CAST(:trigger AS uuid)"
     )

@@ -138,8 +138,16 @@ breadcrumb_edges = Table(
     Column("weight", REAL, nullable=False, server_default="1"),
     _timestamp("created_at"),
     PrimaryKeyConstraint("from_id", "to_id", "edge_type", name="pk_breadcrumb_edges"),
-    Index("ix_edges_to", "to_id", "edge_type"),
-)
+    # The graph walk's order per end: strongest edges first (revision 0010).
+    Index(
+        "ix_edges_from_ranked", "from_id", "edge_type", text("weight DESC"),
+        postgresql_include=["to_id", "owner_id"],
+    ),
+    Index(
+        "ix_edges_to_ranked", "to_id", "edge_type", text("weight DESC"),
+        postgresql_include=["from_id", "owner_id"],
+    ),
+)  # fmt: skip
 
 outbox = Table(
     "outbox",
