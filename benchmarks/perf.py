@@ -85,8 +85,7 @@ async def assembly(args: argparse.Namespace, corpus: Any, urls: dict[str, str]) 
     print(f"cairn: {len(measured)} triggers ({args.cold} cold)", flush=True)
     for n, event in enumerate(measured):
         if n % cold_every == 0 and n // cold_every < args.cold:
-            await runner.fresh()
-            await runner.run(event, cold)
+            await runner.run_cold(event, cold)
         else:
             await runner.run(event, warm)
     directory = runner.builder.directory  # type: ignore[union-attr]

@@ -6,8 +6,9 @@ three seed sources and the write (``write_context`` + commit) are timed by thin 
 around the product functions (the product reports one ``seeds`` phase) — then publish
 (commit → event on NATS through the server's outbox relay).
 
-Warm: one builder, caches filled. Cold: a fresh engine (new connection pool) and a fresh
-builder (empty agent directory, template cache and prepared statements) for that trigger.
+Warm: one builder for the run, caches filled as in a running worker. Cold: a fresh engine
+(new connection pool) and a fresh builder (empty agent directory, record, block and
+template caches, prepared statements) for that trigger only.
 PostgreSQL's own buffers stay warm in both: dropping the OS page cache is not possible
 without disturbing everything else on the machine.
 """
@@ -68,21 +69,39 @@ def instrument() -> None:
 
 
 class CairnRunner:
+    """The warm pipeline is one engine and one builder for the whole run, as in a worker;
+    a cold trigger runs on a fresh engine and builder of its own, thrown away afterwards,
+    so it neither benefits from nor resets the warm caches."""
+
     def __init__(self, settings: Settings, probe: PublishProbe) -> None:
         self.settings = settings
         self.probe = probe
         self.engine: Any = None
         self.builder: ContextBuilder | None = None
 
-    async def fresh(self) -> None:
-        """A new pool and a new builder: every process-local cache empty."""
-        if self.engine is not None:
-            await self.engine.dispose()
-        self.engine = create_engine(self.settings.database_url or "", self.settings)
-        sessions = create_session_factory(self.engine)
-        self.builder = ContextBuilder.create(
+    def _make(self) -> tuple[Any, ContextBuilder]:
+        engine = create_engine(self.settings.database_url or "", self.settings)
+        sessions = create_session_factory(engine)
+        builder = ContextBuilder.create(
             self.settings, sessions, Transforms(self.settings.transforms), NoEmbedder()
         )
+        return engine, builder
+
+    async def fresh(self) -> None:
+        """A new pool and a new builder for the warm pipeline: every cache empty."""
+        if self.engine is not None:
+            await self.engine.dispose()
+        self.engine, self.builder = self._make()
+
+    async def run_cold(self, event: dict[str, Any], samples: Samples) -> None:
+        """One trigger on a fresh pool and builder (every process-local cache empty)."""
+        warm = self.engine, self.builder
+        self.engine, self.builder = self._make()
+        try:
+            await self.run(event, samples)
+        finally:
+            await self.engine.dispose()
+            self.engine, self.builder = warm
 
     async def close(self) -> None:
         if self.engine is not None:
