@@ -83,7 +83,8 @@ def services(root: Path) -> Services:
 
 
 async def load(corpus: Corpus, database_url: str, dsn: str) -> dict[str, float]:
-    """Migrate, COPY every record and edge, build HNSW, ANALYZE; returns the seconds each took."""
+    """Migrate, COPY every record and edge, build HNSW, VACUUM (ANALYZE); returns the seconds
+    each took."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
     engine = create_engine(database_url, Settings())
@@ -120,8 +121,10 @@ async def load(corpus: Corpus, database_url: str, dsn: str) -> dict[str, float]:
         await connection.execute(HNSW)
         timings["hnsw_build_s"] = time.perf_counter() - started
         started = time.perf_counter()
-        await connection.execute("ANALYZE")
-        timings["analyze_s"] = time.perf_counter() - started
+        # What autovacuum does to freshly loaded tables soon after: statistics, and the
+        # visibility map that lets index-only scans skip the heap (the edge walk's indexes).
+        await connection.execute("VACUUM (ANALYZE)")
+        timings["vacuum_analyze_s"] = time.perf_counter() - started
     finally:
         await connection.close()
     return {key: round(value, 2) for key, value in timings.items()}
