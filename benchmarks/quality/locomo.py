@@ -89,6 +89,7 @@ def cairn(url: str | None) -> Iterator[str]:
 
 
 async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> dict[str, Any]:
+    source = source_state()  # the code the server runs: what src/ held when it started
     conversations = [load_conversation(args.fixtures / f"{c}.json") for c in args.conversations]
     spec = AgentSpec(args.semantic_limit, args.min_similarity, args.session_limit)
     limits = httpx.Limits(max_connections=32)
@@ -106,7 +107,7 @@ async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> 
         "agent": asdict(spec),
         "limit_questions": args.limit_questions,
         "encoding": counter.encoding_name,
-        "source": source_state(),
+        "source": source,
         "command": " ".join(sys.argv),
     }
     return build_report(run, score(run, counter), config)
