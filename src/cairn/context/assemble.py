@@ -6,11 +6,9 @@ collected as data. Writing the result is the caller's business (``context.write`
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -29,9 +27,6 @@ from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.tokens import TokenCounter
 from cairn.embedding import tag_pointers
 
-# Opens a session in the assembly's tenant for a query beside the assembly's own; yields
-# None when none is free (the query then runs on the assembly's session).
-SideSessions = Callable[[], AbstractAsyncContextManager[AsyncSession | None]]
 MakeBlocks = Callable[[AsyncSession, uuid.UUID, list[Record]], Awaitable[ItemBlocks]]
 
 
@@ -66,7 +61,6 @@ async def assemble(
     options: AssemblyOptions,
     llm_config: Mapping[str, Any] | None = None,
     record_cache: RecordCache | None = None,
-    side_sessions: SideSessions | None = None,
 ) -> Assembly | None:
     """The assembled context for ``agent`` and the trigger, or None if the trigger is gone."""
     timer = Timer()
@@ -83,39 +77,18 @@ async def assemble(
     semantic = dataclasses.replace(
         agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
     )
-
-    def always(db: AsyncSession) -> Awaitable[seeding.SeedBatch]:
-        return seeding.always_seeds(db, owner, agent.always, excluded, trigger.id)
-
-    def similar(db: AsyncSession) -> Awaitable[seeding.SeedBatch]:
-        return seeding.semantic_seeds(db, owner, trigger.id, semantic, pointers, sessions, excluded)
-
-    def recent(db: AsyncSession) -> Awaitable[seeding.SeedBatch]:
-        return seeding.session_seeds(db, owner, sessions, agent.session_limit, excluded, trigger.id)
-
     with timer.phase("seeds"):
-        # The sources are independent queries: the semantic one runs on the assembly's
-        # session while the others run beside it, each on a session of its own when one is
-        # free (every statement reads committed data, as it would in one READ COMMITTED
-        # transaction). A source that finds none, or with no side sessions at all, runs on
-        # the assembly's session afterwards.
-        if side_sessions is None:
-            first, second = None, None
-            similar_batch = await similar(session)
-        else:
-            similar_batch, first, second = await asyncio.gather(
-                similar(session),
-                _beside(side_sessions, always) if agent.always else _nothing(),
-                _beside(side_sessions, recent) if agent.session_limit > 0 else _nothing(),
-            )
-        always_batch = first if first is not None else await always(session)
-        recent_batch = second if second is not None else await recent(session)
-        trigger_seed = Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")
         batches = [
-            seeding.SeedBatch([trigger_seed], loaded, []),
-            always_batch,
-            similar_batch,
-            recent_batch,
+            seeding.SeedBatch(
+                [Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], loaded, []
+            ),
+            await seeding.always_seeds(session, owner, agent.always, excluded, trigger.id),
+            await seeding.semantic_seeds(
+                session, owner, trigger.id, semantic, pointers, sessions, excluded
+            ),
+            await seeding.session_seeds(
+                session, owner, sessions, agent.session_limit, excluded, trigger.id
+            ),
         ]
     seeds, preloaded, upstream = _merge(batches)
     with timer.phase("graph"):
@@ -159,18 +132,6 @@ async def assemble(
         "timings_ms": timer.as_dict(),
     }
     return result
-
-
-async def _nothing() -> seeding.SeedBatch | None:
-    return seeding.SeedBatch([], {}, [])
-
-
-async def _beside(
-    side_sessions: SideSessions, source: Callable[[AsyncSession], Awaitable[seeding.SeedBatch]]
-) -> seeding.SeedBatch | None:
-    """``source`` on a side session; None when none is free."""
-    async with side_sessions() as side:
-        return None if side is None else await source(side)
 
 
 def _merge(

@@ -3,11 +3,9 @@ and one assembly written per agent."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator, Hashable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +34,6 @@ log = logging.getLogger(__name__)
 
 BLOCK_CACHE_SIZE = 20_000
 RECORD_CACHE_SIZE = 20_000
-SIDE_SLOTS = 8
 
 
 @dataclass
@@ -53,8 +50,6 @@ class ContextBuilder:
     blocks: LRU[Hashable, tuple[str, int]] = field(default_factory=lambda: LRU(BLOCK_CACHE_SIZE))
     # Records by id and version, so the graph stage does not fetch and decode them again.
     records: RecordCache = field(default_factory=lambda: RecordCache(RECORD_CACHE_SIZE))
-    # Connections the seed sources may use beside the assemblies' own (see `assemble`).
-    side_slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(SIDE_SLOTS))
 
     @classmethod
     def create(
@@ -109,7 +104,6 @@ class ContextBuilder:
                 event_id=event_id, excluded=excluded, counter=self.counter,
                 item_blocks=self.item_blocks, options=self.options, record_cache=self.records,
                 llm_config=await _llm_config(session, agent),
-                side_sessions=lambda: self._side_session(agent.owner_id),
             )  # fmt: skip
             if assembly is None:
                 return None
@@ -118,18 +112,6 @@ class ContextBuilder:
                 session, self.embedder, self.limits, principal, self.transforms
             )
             return await write_context(writer, assembly)
-
-    @asynccontextmanager
-    async def _side_session(self, owner_id: uuid.UUID) -> AsyncIterator[AsyncSession | None]:
-        """A session in ``owner_id``'s tenant for one query beside an assembly, or None
-        when the side slots are taken (so assemblies never wait on the pool for them)."""
-        if self.side_slots.locked():
-            yield None
-            return
-        async with self.side_slots:
-            scoped = tenant_session(self.session_factory, owner_id)
-            async with scoped as session, session.begin():
-                yield session
 
     async def item_blocks(
         self, session: AsyncSession, owner_id: uuid.UUID, records: list[Record]
