@@ -97,6 +97,10 @@ class ContextSettings(BaseModel):
     max_nodes: int = 200
     radius: int = 2
     fanout: int = 16
+    # Records beyond the seeds the graph stage loads, nearest first (see context.graph).
+    # LoCoMo evidence recall is the same at 120, 200 and 300 at every budget (500-4000
+    # tokens); the graph, render and select stages cost in proportion.
+    max_candidates: int = 150
     encoding: str = "o200k_base"
     # Agents' `min_similarity` is multiplied by this. RCRT's thresholds (~0.7-0.75) were set
     # on embeddings that averaged padding into the mean, which inflates every cosine;

@@ -38,7 +38,7 @@ class AssemblyOptions:
     fanout: int = 16
     similarity_scale: float = 0.65
     # Records beyond the seeds loaded into the graph, nearest first (see context.graph).
-    max_candidates: int = 300
+    max_candidates: int = 150
 
 
 @dataclass

@@ -75,6 +75,7 @@ class ContextBuilder:
                 radius=options.radius,
                 fanout=options.fanout,
                 similarity_scale=options.similarity_scale,
+                max_candidates=options.max_candidates,
             ),
             embedder=embedder,
             limits=settings.limits,
