@@ -154,6 +154,15 @@ async def get_many(
     return (await session.execute(query)).mappings().all()
 
 
+def _at_version(owner_id: uuid.UUID, breadcrumb_id: uuid.UUID, version: int) -> tuple[Any, ...]:
+    """The compare-and-set condition: this record of this owner, still at ``version``."""
+    return (
+        breadcrumbs.c.id == breadcrumb_id,
+        breadcrumbs.c.owner_id == owner_id,
+        breadcrumbs.c.version == version,
+    )
+
+
 async def update_if_version(
     session: AsyncSession,
     owner_id: uuid.UUID,
@@ -164,11 +173,7 @@ async def update_if_version(
     """Compare-and-set in one statement: None when the version moved on (or the row is gone)."""
     statement = (
         update(breadcrumbs)
-        .where(
-            breadcrumbs.c.id == breadcrumb_id,
-            breadcrumbs.c.owner_id == owner_id,
-            breadcrumbs.c.version == expected_version,
-        )
+        .where(*_at_version(owner_id, breadcrumb_id, expected_version))
         .values(**values, version=breadcrumbs.c.version + 1, updated_at=func.now())
         .returning(breadcrumbs)
     )
@@ -187,11 +192,7 @@ async def replace_serialized_if_version(
     """``update_if_version`` with the context as JSON text; returns every column but it."""
     statement = (
         update(breadcrumbs)
-        .where(
-            breadcrumbs.c.id == breadcrumb_id,
-            breadcrumbs.c.owner_id == owner_id,
-            breadcrumbs.c.version == expected_version,
-        )
+        .where(*_at_version(owner_id, breadcrumb_id, expected_version))
         .values(**values, context=_jsonb(context_json))
         .values(version=breadcrumbs.c.version + 1, updated_at=func.now())
         .returning(*_WRITTEN_COLUMNS)
