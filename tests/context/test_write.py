@@ -14,8 +14,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.dbcheck import outbox_events
 
+from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
-from cairn.breadcrumbs.service import BreadcrumbWriter
 from cairn.breadcrumbs.validation import canonical_json, checksum
 from cairn.config import Limits
 from cairn.context.assemble import Assembly
@@ -47,7 +47,7 @@ async def _write(app: FastAPI, assembly: Assembly, limits: Limits | None = None)
     owner = resources.default_tenant
     async with tenant_session(resources.session_factory, owner) as session, session.begin():
         principal = Principal(owner, f"context-builder:{assembly.agent_id}")
-        writer = BreadcrumbWriter(
+        writer = GeneratedWriter(
             session, resources.embedder, limits or resources.settings.limits, principal,
             resources.transforms,
         )  # fmt: skip

@@ -10,7 +10,6 @@ process-local cache of that schema's hints forget it once the transaction commit
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -29,7 +28,6 @@ from cairn.breadcrumbs.validation import (
     check_context,
     check_description,
     check_hints,
-    check_json,
     check_tags,
     check_text,
     check_title,
@@ -42,7 +40,6 @@ from cairn.errors import (
     Forbidden,
     InvalidInput,
     NotFound,
-    PayloadTooLarge,
     PreconditionFailed,
 )
 from cairn.events import outbox
@@ -99,48 +96,6 @@ class BreadcrumbWriter(BreadcrumbService):
         await self._record(row, ChangeKind.created, change="create")
         self._definitions_changed(row)
         return result
-
-    async def put_generated(
-        self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate, *, unless_later: str
-    ) -> Row:
-        """Create the record with this id or replace it: an upsert for records Cairn derives
-        itself (an assembled context), one per id. A stored record whose ``context`` has a
-        later ISO time under ``unless_later`` is kept and returned: an older event handled
-        late must not overwrite a newer result.
-
-        Made for large documents: the context is serialized once and that text is what is
-        stored, checksummed and sized; history and outbox copy it inside the database, and
-        the row is never read back whole.
-        """
-        values, context_json = await self._generated_values(breadcrumb_id, body)
-        owner, ordered_by = self.principal.owner_id, body.context.get(unless_later)
-        for _ in range(MAX_CAS_ATTEMPTS):
-            stored = await repository.lock_for_replace(
-                self.session, owner, breadcrumb_id, unless_later
-            )
-            if stored is not None and _later(stored["stored"], ordered_by):
-                kept = await repository.get(self.session, owner, breadcrumb_id)
-                assert kept is not None  # locked above
-                return kept
-            if stored is None:
-                created = {
-                    "id": breadcrumb_id,
-                    "owner_id": owner,
-                    "created_by": self.principal.actor,
-                }
-                row = await repository.insert_serialized_if_absent(
-                    self.session, values | created, context_json
-                )
-            else:
-                await self._authorize(stored, AclAction.UPDATE)
-                row = await repository.replace_serialized_if_version(
-                    self.session, owner, breadcrumb_id, stored["version"], values, context_json
-                )
-            if row is not None:
-                written = {**row, "context": body.context}
-                await self._record_stored(written, created=stored is None)
-                return written
-        raise Conflict("the record kept changing concurrently; retry the request")
 
     async def update(
         self, breadcrumb_id: uuid.UUID, body: BreadcrumbUpdate, if_match: int | None
@@ -260,24 +215,6 @@ class BreadcrumbWriter(BreadcrumbService):
             out["ttl"] = out["ttl"].replace(tzinfo=UTC)
         return out
 
-    async def _generated_values(
-        self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate
-    ) -> tuple[dict[str, Any], str]:
-        """``put_generated``'s columns but the context, and the context as JSON text."""
-        context_json = _generated_json(body.context)
-        payload = context_json.encode()
-        if len(payload) > self.limits.max_context_bytes:
-            raise PayloadTooLarge(
-                f"context: {len(payload)} bytes, the limit is {self.limits.max_context_bytes}"
-            )
-        values = self._validated(body.model_dump(exclude={"context"}))
-        values |= {"checksum": checksum(payload), "size_bytes": len(payload)}
-        self.transforms.check_record(values | {"context": body.context})
-        check_definition(values["schema_name"], body.context)
-        values |= await self._derived(values, tags=values["tags"], new_id=breadcrumb_id)
-        values["updated_by"] = self.principal.actor
-        return values, context_json
-
     async def _derived(
         self,
         values: dict[str, Any],
@@ -360,16 +297,6 @@ class BreadcrumbWriter(BreadcrumbService):
             event.payload["reason"] = reason
         await outbox.enqueue(self.session, event)
 
-    async def _record_stored(self, row: Row, *, created: bool) -> None:
-        """``_record`` for a row written with ``put_generated``, whose history row and event
-        take the context from the stored record."""
-        kind, change = (
-            (ChangeKind.created, "create") if created else (ChangeKind.updated, "replace")
-        )
-        event = change_event(kind, row, change=change)
-        await repository.record_stored_change(self.session, event, row["id"], change=change)
-        self._definitions_changed(row)
-
     async def _replay(self, key: str, request_hash: str) -> CreatedResult | None:
         found = await repository.find_idempotency_key(self.session, self.principal.owner_id, key)
         if found is None:
@@ -377,30 +304,6 @@ class BreadcrumbWriter(BreadcrumbService):
         if found["request_hash"] != request_hash:
             raise Conflict(f"Idempotency-Key '{key}' was used with a different request body")
         return CreatedResult.model_validate(found["response"])
-
-
-def _generated_json(context: dict[str, Any]) -> str:
-    """The canonical JSON of a context Cairn built: JSON-native values of a fixed shape,
-    nested a few levels (far from MAX_JSON_DEPTH), so of ``check_json``'s checks only two
-    can fail, and both show in the serialized text: a NUL (record text rendered by a
-    template) is escaped as \\u0000, a non-finite number fails to serialize. Either way
-    ``check_json`` then names the path; the common case never walks the document."""
-    try:
-        text = json.dumps(
-            context, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
-    except ValueError:
-        check_json(context, "context")
-        raise
-    if "\\u0000" in text:  # or an escaped backslash before "u0000": check_json tells
-        check_json(context, "context")
-    return text
-
-
-def _later(stored: object, fresh: object) -> bool:
-    if not isinstance(stored, str) or not isinstance(fresh, str):
-        return False
-    return datetime.fromisoformat(stored) > datetime.fromisoformat(fresh)
 
 
 def _check_idempotency_key(key: str) -> None:

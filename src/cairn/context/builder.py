@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
-from cairn.breadcrumbs.service import BreadcrumbWriter
 from cairn.breadcrumbs.text import context_as_text, transformed_as_text
 from cairn.config import Limits, Settings
 from cairn.context.agents import CONTEXT_SCHEMA, Agent
@@ -109,7 +109,7 @@ class ContextBuilder:
             if assembly is None:
                 return None
             principal = Principal(agent.owner_id, f"context-builder:{agent.agent_id}")
-            writer = BreadcrumbWriter(
+            writer = GeneratedWriter(
                 session, self.embedder, self.limits, principal, self.transforms
             )
             return await write_context(writer, assembly)

@@ -4,16 +4,16 @@ The record's id is derived from (owner, consumer, session), so concurrent worker
 redelivered events converge on the same record: created once, then replaced with a
 version-checked update. Like any other change it has history and an outbox event, and
 reaches SSE subscribers; the writer's path for generated records skips only what cannot
-apply to it (see ``BreadcrumbWriter.put_generated``).
+apply to it (see ``GeneratedWriter.put_generated``).
 """
 
 from __future__ import annotations
 
 import uuid
 
+from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
-from cairn.breadcrumbs.service import BreadcrumbWriter
 from cairn.context.agents import CONTEXT_SCHEMA
 from cairn.context.assemble import Assembly
 
@@ -37,7 +37,7 @@ def context_body(assembly: Assembly) -> BreadcrumbCreate:
     )
 
 
-async def write_context(writer: BreadcrumbWriter, assembly: Assembly) -> Row:
+async def write_context(writer: GeneratedWriter, assembly: Assembly) -> Row:
     """Upsert the assembly, unless the record already holds one for a later trigger (an
     older event handled late must not overwrite a newer context)."""
     record_id = context_record_id(

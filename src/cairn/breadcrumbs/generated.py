@@ -1,0 +1,115 @@
+"""Writes of records Cairn derives itself (an assembled context): one per id, upserted.
+
+Made for large documents: the context is serialized once and that text is what is stored,
+checksummed and sized; history and outbox copy it inside the database, and the row is never
+read back whole. Otherwise the rules of every write hold: limits, hints, schema definitions,
+authorization, a version-checked replace, history and an outbox event.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from typing import Any
+
+from cairn.acl.schemas import AclAction
+from cairn.breadcrumbs import repository
+from cairn.breadcrumbs.repository import Row
+from cairn.breadcrumbs.schemas import BreadcrumbCreate
+from cairn.breadcrumbs.service import MAX_CAS_ATTEMPTS, BreadcrumbWriter
+from cairn.breadcrumbs.validation import check_json, checksum
+from cairn.context.definitions import check_definition
+from cairn.errors import Conflict, PayloadTooLarge
+from cairn.events.payloads import ChangeKind, change_event
+
+
+class GeneratedWriter(BreadcrumbWriter):
+    async def put_generated(
+        self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate, *, unless_later: str
+    ) -> Row:
+        """Create the record with this id or replace it: an upsert for records Cairn derives
+        itself (an assembled context), one per id. A stored record whose ``context`` has a
+        later ISO time under ``unless_later`` is kept and returned: an older event handled
+        late must not overwrite a newer result."""
+        values, context_json = await self._generated_values(breadcrumb_id, body)
+        owner, ordered_by = self.principal.owner_id, body.context.get(unless_later)
+        for _ in range(MAX_CAS_ATTEMPTS):
+            stored = await repository.lock_for_replace(
+                self.session, owner, breadcrumb_id, unless_later
+            )
+            if stored is not None and _later(stored["stored"], ordered_by):
+                kept = await repository.get(self.session, owner, breadcrumb_id)
+                assert kept is not None  # locked above
+                return kept
+            if stored is None:
+                created = {
+                    "id": breadcrumb_id,
+                    "owner_id": owner,
+                    "created_by": self.principal.actor,
+                }
+                row = await repository.insert_serialized_if_absent(
+                    self.session, values | created, context_json
+                )
+            else:
+                await self._authorize(stored, AclAction.UPDATE)
+                row = await repository.replace_serialized_if_version(
+                    self.session, owner, breadcrumb_id, stored["version"], values, context_json
+                )
+            if row is not None:
+                written = {**row, "context": body.context}
+                await self._record_stored(written, created=stored is None)
+                return written
+        raise Conflict("the record kept changing concurrently; retry the request")
+
+    async def _generated_values(
+        self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate
+    ) -> tuple[dict[str, Any], str]:
+        """``put_generated``'s columns but the context, and the context as JSON text."""
+        context_json = _generated_json(body.context)
+        payload = context_json.encode()
+        if len(payload) > self.limits.max_context_bytes:
+            raise PayloadTooLarge(
+                f"context: {len(payload)} bytes, the limit is {self.limits.max_context_bytes}"
+            )
+        values = self._validated(body.model_dump(exclude={"context"}))
+        values |= {"checksum": checksum(payload), "size_bytes": len(payload)}
+        self.transforms.check_record(values | {"context": body.context})
+        check_definition(values["schema_name"], body.context)
+        values |= await self._derived(values, tags=values["tags"], new_id=breadcrumb_id)
+        values["updated_by"] = self.principal.actor
+        return values, context_json
+
+    async def _record_stored(self, row: Row, *, created: bool) -> None:
+        """``_record`` for a row written with ``put_generated``, whose history row and event
+        take the context from the stored record."""
+        kind, change = (
+            (ChangeKind.created, "create") if created else (ChangeKind.updated, "replace")
+        )
+        event = change_event(kind, row, change=change)
+        await repository.record_stored_change(self.session, event, row["id"], change=change)
+        self._definitions_changed(row)
+
+
+def _generated_json(context: dict[str, Any]) -> str:
+    """The canonical JSON of a context Cairn built: JSON-native values of a fixed shape,
+    nested a few levels (far from MAX_JSON_DEPTH), so of ``check_json``'s checks only two
+    can fail, and both show in the serialized text: a NUL (record text rendered by a
+    template) is escaped as \\u0000, a non-finite number fails to serialize. Either way
+    ``check_json`` then names the path; the common case never walks the document."""
+    try:
+        text = json.dumps(
+            context, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except ValueError:
+        check_json(context, "context")
+        raise
+    if "\\u0000" in text:  # or an escaped backslash before "u0000": check_json tells
+        check_json(context, "context")
+    return text
+
+
+def _later(stored: object, fresh: object) -> bool:
+    if not isinstance(stored, str) or not isinstance(fresh, str):
+        return False
+    return datetime.fromisoformat(stored) > datetime.fromisoformat(fresh)
