@@ -95,30 +95,30 @@ class CairnRunner:
 
     async def run_cold(self, event: dict[str, Any], samples: Samples) -> None:
         """One trigger on a fresh pool and builder (every process-local cache empty)."""
-        warm = self.engine, self.builder
-        self.engine, self.builder = self._make()
+        engine, builder = self._make()
         try:
-            await self.run(event, samples)
+            await self.run(event, samples, builder)
         finally:
-            await self.engine.dispose()
-            self.engine, self.builder = warm
+            await engine.dispose()
 
     async def close(self) -> None:
         if self.engine is not None:
             await self.engine.dispose()
 
-    async def run(self, event: dict[str, Any], samples: Samples) -> None:
-        assert self.builder is not None
+    async def run(
+        self, event: dict[str, Any], samples: Samples, builder: ContextBuilder | None = None
+    ) -> None:
+        """One trigger through ``builder`` (default: the warm one)."""
+        builder = builder or self.builder
+        assert builder is not None
         _CURRENT.clear()
         started = time.perf_counter()
-        agents = [a for a in await self.builder.directory.agents(OWNER) if a.triggered_by(event)]
+        agents = [a for a in await builder.directory.agents(OWNER) if a.triggered_by(event)]
         phases = {"agent_match": (time.perf_counter() - started) * 1000}
         for agent in agents:
             session_tag = next((t for t in sorted(event["tags"]) if t.startswith("session:")), None)
             record_id = context_record_id(OWNER, agent.agent_id, session_tag)
-            row = await self.builder.build(
-                agent, uuid.UUID(event["breadcrumb_id"]), event["event_id"]
-            )
+            row = await builder.build(agent, uuid.UUID(event["breadcrumb_id"]), event["event_id"])
             committed = time.perf_counter()
             assert row is not None, "trigger vanished"
             timings = row["context"]["timings_ms"]

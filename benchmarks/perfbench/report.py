@@ -106,7 +106,11 @@ def markdown(result: dict[str, Any]) -> str:
             f"SSE, commit → client, {sse['subscribers']} subscribers x {sse['events']} events: "
             f"p50 {sse['p50']} ms, p99 {sse['p99']} ms ({sse['received']} deliveries)."
         )
-    rss = [f"{k.replace('_rss_mb', '')} {result[k]} MB" for k in ("server_rss_mb", "worker_rss_mb")]
+    rss = [
+        f"{k.replace('_rss_mb', '')} {result[k]} MB"
+        for k in ("server_rss_mb", "worker_rss_mb")
+        if k in result
+    ]
     lines.append(f"Resident memory: {', '.join(r for r in rss if 'None' not in r)}.")
     lines.append(
         f"Ratio baseline/Cairn, e2e p50: **{result['ratio_e2e_p50']}x**, "

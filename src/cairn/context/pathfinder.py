@@ -28,7 +28,6 @@ from cairn.context.model import (
     Selection,
 )
 
-_NIL = UUID(int=0)
 # The search adds path costs as integers in units of 1e-9, so sums of equal costs taken in
 # another order tie exactly (and no rounding runs in the inner loop).
 _SCALE = 1_000_000_000
@@ -66,9 +65,13 @@ class CostModel:
     def edge_cost(self, edge: Edge) -> float:
         if edge.edge_type is EdgeType.semantic:
             return min(1.0, max(0.0, 1.0 - edge.weight))
-        if edge.edge_type is EdgeType.causal:
+        return self.type_cost(edge.edge_type)
+
+    def type_cost(self, edge_type: EdgeType) -> float:
+        """The cost of a causal, temporal or tag edge (their weight does not count)."""
+        if edge_type is EdgeType.causal:
             return self.causal
-        return self.temporal if edge.edge_type is EdgeType.temporal else self.tag
+        return self.temporal if edge_type is EdgeType.temporal else self.tag
 
 
 DEFAULT_COSTS = CostModel()
@@ -105,7 +108,7 @@ class _Search:
         self.adjacency: list[list[tuple[int, int]]] = [[] for _ in self.ids]
         index, adjacency = self.index, self.adjacency
         semantic = EdgeType.semantic
-        fixed = {k: _units(costs.edge_cost(Edge(_NIL, _NIL, k))) for k in EdgeType if k != semantic}
+        fixed = {kind: _units(costs.type_cost(kind)) for kind in EdgeType if kind != semantic}
         for edge in graph.edges:
             a, b = index.get(edge.from_id.int), index.get(edge.to_id.int)
             if a is not None and b is not None and a != b:

@@ -21,6 +21,7 @@ COLUMNS = (
     "id, owner_id, schema_name, title, tags, context, llm_hints, created_at, updated_at, version"
 )
 LIVE = "(ttl IS NULL OR ttl > now())"
+NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
 
 
 def to_record(row: Mapping[Any, Any]) -> Record:
@@ -43,7 +44,7 @@ async def load_records(
 ) -> dict[uuid.UUID, Record]:
     query = text(
         f"SELECT {COLUMNS} FROM breadcrumbs WHERE owner_id = :owner AND id = ANY(:ids)"
-        f" AND {LIVE} AND (schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
+        f" AND {LIVE} AND {NOT_EXCLUDED}"
     )
     params = {"owner": owner_id, "ids": list(set(ids)), "excluded": sorted(excluded)}
     rows = (await session.execute(query, params)).mappings().all()
@@ -111,8 +112,7 @@ async def load_records_cached(
         " FROM breadcrumbs b LEFT JOIN unnest(CAST(:known_ids AS uuid[]),"
         " CAST(:known_versions AS int[])) AS k(id, version)"
         " ON k.id = b.id AND k.version = b.version"
-        " WHERE b.owner_id = :owner AND b.id = ANY(:ids) AND (b.ttl IS NULL OR b.ttl > now())"
-        " AND (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded)))"
+        f" WHERE b.owner_id = :owner AND b.id = ANY(:ids) AND {LIVE} AND {NOT_EXCLUDED}"
     )
     params = {
         "owner": owner_id, "ids": wanted, "excluded": sorted(excluded),

@@ -22,9 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import AlwaysSource, SemanticSource
 from cairn.context.model import Record, Seed, SeedSource
-from cairn.context.records import COLUMNS, LIVE, to_record
+from cairn.context.records import COLUMNS, LIVE, NOT_EXCLUDED, to_record
 
-NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
 # Fusion of the two signals for semantic seeds: cosine similarity, and BM25 over the
 # records' stored lexemes (`search_vector`: PostgreSQL's English stemming; IDF and length
 # norms from the searched subset), scaled by the best BM25 score of the search. The
