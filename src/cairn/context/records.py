@@ -122,13 +122,12 @@ async def load_records_cached(
     records: dict[uuid.UUID, Record] = {}
     stale: list[uuid.UUID] = []
     for row in rows:
-        record = cache.get(row["id"], row["version"]) if row["cached"] else None
-        if record is None and row["cached"]:
-            stale.append(row["id"])  # evicted or replaced since `known`: load it in full
-            continue
-        if record is None:
+        if not row["cached"]:
             record = to_record(row)
             cache.put(record)
+        elif (record := cache.get(row["id"], row["version"])) is None:
+            stale.append(row["id"])  # evicted or replaced since `known`: load it in full
+            continue
         records[record.id] = record
     if stale:
         records.update(await load_records(session, owner_id, stale, excluded))
