@@ -121,6 +121,7 @@ async def load_records_cached(
     rows = (await session.execute(query, params)).mappings().all()
     records: dict[uuid.UUID, Record] = {}
     stale: list[uuid.UUID] = []
+    record: Record | None
     for row in rows:
         if not row["cached"]:
             record = to_record(row)
