@@ -3,9 +3,11 @@
     .venv/bin/python benchmarks/events.py [--events 200] [--subscribers 1 50 200]
 
 Latency: a real `cairn up` in a fresh data directory; N SSE clients subscribe; breadcrumbs
-are posted one at a time and each client records when the event arrives. The clock starts
-when the POST response is received — the transaction committed before the response was
-sent, so the true commit → SSE latency is at most that much larger (loopback, < 1 ms).
+are posted one at a time and each client records when it has parsed the event's frame. The
+clock starts when the first bytes of the POST response are read — the transaction committed
+before the response was sent, so the true commit → SSE latency is at most that much larger
+(loopback, < 1 ms). The clients are bare asyncio connections, so that with 200 of them in
+this process the client's own work stays small next to what is measured.
 
 Relay throughput: outbox rows inserted straight into a fresh database, then one relay
 publishes them to JetStream; the rate is rows published per second.
@@ -24,9 +26,12 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import asyncpg
+import httptools
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,20 +62,132 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     }
 
 
+class HttpConnection(asyncio.Protocol):
+    """A bare HTTP/1.1 client connection (asyncio + httptools). With 200 SSE clients in this
+    one process, httpx's per-chunk work (anyio receive, h11, line decoding; ~0.1 ms a frame)
+    was most of what the benchmark measured, and its POST returned late, behind that work."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpResponseParser(self)
+        self.closed: asyncio.Future[Exception | None] = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed_data(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(exc)
+
+    def on_message_begin(self) -> None:
+        pass
+
+    def on_body(self, body: bytes) -> None:
+        pass
+
+    def on_message_complete(self) -> None:
+        pass
+
+
+class Subscriber(HttpConnection):
+    """One SSE client: an event counts as arrived once its frame is parsed."""
+
+    def __init__(self, arrivals: dict[str, list[float]], ready: asyncio.Event) -> None:
+        super().__init__()
+        self.arrivals = arrivals
+        self.ready = ready
+        self.pending = b""
+
+    def on_headers_complete(self) -> None:
+        if self.parser.get_status_code() != 200:
+            raise RuntimeError(f"/events/stream answered {self.parser.get_status_code()}")
+
+    def on_body(self, body: bytes) -> None:
+        """The de-chunked stream: frames end with a blank line."""
+        *frames, self.pending = (self.pending + body).split(b"\n\n")
+        for frame in frames:
+            for line in frame.split(b"\n"):
+                if line.startswith(b": connected"):
+                    self.ready.set()
+                elif line.startswith(b"data: "):
+                    event = json.loads(line[6:])
+                    if "breadcrumb_id" in event:
+                        arrived = time.perf_counter()
+                        self.arrivals.setdefault(event["breadcrumb_id"], []).append(arrived)
+
+
+class Poster(HttpConnection):
+    """POSTs one request at a time on a keep-alive connection. A response counts as received
+    when its first bytes are read, before it is parsed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.response: asyncio.Future[tuple[float, bytes]] | None = None
+        self.received_at = 0.0
+        self.body = b""
+
+    def data_received(self, data: bytes) -> None:
+        if not self.received_at:
+            self.received_at = time.perf_counter()
+        super().data_received(data)
+
+    def on_body(self, body: bytes) -> None:
+        self.body += body
+
+    def on_message_complete(self) -> None:
+        status = self.parser.get_status_code()
+        assert self.response is not None
+        if status != 201:
+            self.response.set_exception(RuntimeError(f"POST answered {status}: {self.body!r}"))
+        else:
+            self.response.set_result((self.received_at, self.body))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.response is not None and not self.response.done():
+            self.response.set_exception(exc or ConnectionError("the server closed the connection"))
+
+    async def post(self, request: bytes) -> tuple[float, bytes]:
+        """(when the response began to arrive, its body)"""
+        assert self.transport is not None
+        self.response = asyncio.get_running_loop().create_future()
+        self.received_at, self.body = 0.0, b""
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport.write(request)
+        return await asyncio.wait_for(self.response, 30)
+
+
+P = TypeVar("P", bound=HttpConnection)
+
+
+def request_bytes(method: str, url: httpx.URL, body: bytes = b"") -> bytes:
+    head = f"{method} {url.raw_path.decode()} HTTP/1.1\r\nHost: {url.host}:{url.port}\r\n"
+    if body:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    return (head + "\r\n").encode() + body
+
+
+async def connect(url: httpx.URL, protocol: Callable[[], P]) -> P:
+    loop = asyncio.get_running_loop()
+    _, connection = await loop.create_connection(protocol, url.host, url.port or 80)
+    return connection
+
+
 async def subscriber(
     url: str, tag: str, arrivals: dict[str, list[float]], ready: asyncio.Event
 ) -> None:
-    async with (
-        httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(10, read=None)) as http,
-        http.stream("GET", "/events/stream", params={"any_tags": tag}) as response,
-    ):
-        async for line in response.aiter_lines():
-            if line.startswith(": connected"):
-                ready.set()
-            elif line.startswith("data: "):
-                event = json.loads(line[6:])
-                if "breadcrumb_id" in event:
-                    arrivals.setdefault(event["breadcrumb_id"], []).append(time.perf_counter())
+    stream = httpx.URL(url).join("/events/stream").copy_merge_params({"any_tags": tag})
+    connection = await connect(stream, lambda: Subscriber(arrivals, ready))
+    assert connection.transport is not None
+    try:
+        connection.transport.write(request_bytes("GET", stream))
+        raise await connection.closed or ConnectionError("the event stream ended")
+    finally:
+        connection.transport.close()
 
 
 async def latency_round(url: str, subscribers: int, events: int) -> dict[str, object]:
@@ -78,14 +195,27 @@ async def latency_round(url: str, subscribers: int, events: int) -> dict[str, ob
     arrivals: dict[str, list[float]] = {}
     readies = [asyncio.Event() for _ in range(subscribers)]
     tasks = [asyncio.create_task(subscriber(url, tag, arrivals, r)) for r in readies]
-    await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
+    connected: asyncio.Future[object] = asyncio.ensure_future(
+        asyncio.gather(*(r.wait() for r in readies))
+    )
+    await asyncio.wait([connected, *tasks], timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        if task.done():
+            task.result()  # a subscriber that failed: its error
+    if not connected.done():
+        raise TimeoutError("the subscribers did not connect within 60 s")
     committed: dict[str, float] = {}
-    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
-        for i in range(events):
-            body = {"schema_name": "note.v1", "title": f"e{i}", "tags": [tag], "context": {"i": i}}
-            response = await http.post("/breadcrumbs", json=body)
-            committed[response.json()["id"]] = time.perf_counter()
-            await asyncio.sleep(0.005)
+    breadcrumbs = httpx.URL(url).join("/breadcrumbs")
+    poster = await connect(breadcrumbs, Poster)
+    for i in range(events):
+        body = {"schema_name": "note.v1", "title": f"e{i}", "tags": [tag], "context": {"i": i}}
+        received, answer = await poster.post(
+            request_bytes("POST", breadcrumbs, json.dumps(body).encode())
+        )
+        committed[json.loads(answer)["id"]] = received
+        await asyncio.sleep(0.005)
+    assert poster.transport is not None
+    poster.transport.close()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and sum(map(len, arrivals.values())) < events * subscribers:
         await asyncio.sleep(0.05)
