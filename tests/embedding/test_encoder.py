@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,33 @@ def test_max_tokens_is_configurable(model_dir: Path) -> None:
 def test_max_tokens_beyond_position_table_is_rejected(model_dir: Path) -> None:
     with pytest.raises(ValueError, match="max_tokens"):
         OnnxEncoder(model_dir, max_tokens=513)
+
+
+def _cpu_seconds(threads: set[str]) -> float:
+    ticks = 0
+    for tid in threads:
+        stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+        fields = stat.rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_pool_threads_sleep_between_encodes(model_dir: Path) -> None:
+    """onnxruntime's pool threads spin-wait by default: ~35 ms of a core after each encode,
+    which a 2-core server takes from its event loop."""
+    before = set(os.listdir("/proc/self/task"))
+    encoder = OnnxEncoder(model_dir, threads=2)
+    encoder.encode(["the pool is up"])
+    pool = set(os.listdir("/proc/self/task")) - before
+    assert pool, "threads=2 runs one pool thread beside the caller"
+    idle = 0.0
+    for _ in range(5):
+        encoder.encode(["a short sentence"])
+        started = _cpu_seconds(pool)
+        time.sleep(0.1)
+        idle += _cpu_seconds(pool) - started
+    assert idle < 0.03, f"{idle * 1000:.0f} ms of CPU in 0.5 s without work"
 
 
 def test_ensure_model_reuses_existing_files(model_dir: Path) -> None:
