@@ -77,6 +77,23 @@ async def test_idle_connection_gets_pings() -> None:
     assert feed.listeners == 0
 
 
+async def test_frames_going_out_postpone_the_ping() -> None:
+    owner, feed = uuid.uuid4(), Fanout()
+    connection = _connection(feed, owner, queue_size=10, ping_interval_s=0.5)
+    frames = connection.frames()
+    assert await frames.__anext__() == CONNECTED
+    loop = asyncio.get_running_loop()
+    for seq in range(1, 9):  # a frame every 0.05 s: never 0.5 s without one
+        await asyncio.sleep(0.05)
+        feed.dispatch(seq, _event(owner))
+        assert (await frames.__anext__()).startswith(b"id: %d\n" % seq)
+    last_frame = loop.time()
+    assert await frames.__anext__() == PING
+    assert loop.time() - last_frame >= 0.45  # counted from the last frame, not the first
+    await frames.aclose()
+    assert feed.listeners == 0
+
+
 async def test_slow_client_gets_reconnect_and_is_released() -> None:
     owner, feed, released = uuid.uuid4(), Fanout(), []
     connection = _connection(
