@@ -101,6 +101,9 @@ class ContextSettings(BaseModel):
     # LoCoMo evidence recall is the same at 120, 200 and 300 at every budget (500-4000
     # tokens); the graph, render and select stages cost in proportion.
     max_candidates: int = 150
+    # A semantic seed gains this share of its best temporal neighbour's score: a turn
+    # inside a relevant exchange matters more than an isolated match (context.support).
+    neighbour_support: float = Field(default=0.1, ge=0.0, le=1.0)
     encoding: str = "o200k_base"
     # Agents' `min_similarity` is multiplied by this. RCRT's thresholds (~0.7-0.75) were set
     # on embeddings that averaged padding into the mean, which inflates every cosine;

@@ -34,7 +34,13 @@ async def link(
         await upsert_edges(session, tenant, edges)
 
 
-async def insert_quietly(app: FastAPI, title: str, schema_name: str = "note.v1") -> uuid.UUID:
+async def insert_quietly(
+    app: FastAPI,
+    title: str,
+    schema_name: str = "note.v1",
+    tags: Sequence[str] = (),
+    context: dict[str, object] | None = None,
+) -> uuid.UUID:
     """A record written straight to the table: no event, so no worker builds its edges and
     a test controls every edge it has."""
     from cairn.breadcrumbs.repository import insert_breadcrumb
@@ -49,7 +55,7 @@ async def insert_quietly(app: FastAPI, title: str, schema_name: str = "note.v1")
             session,
             {
                 "id": record_id, "owner_id": resources.default_tenant, "schema_name": schema_name,
-                "title": title, "tags": [], "context": {"title": title},
+                "title": title, "tags": list(tags), "context": context or {"title": title},
                 "checksum": "sha256:test", "size_bytes": 0,
             },
         )  # fmt: skip

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import httpx
 from fastapi import FastAPI
 from tests.assembly.helpers import insert_quietly, link
 
 from cairn.context.graph import load_graph
+from cairn.context.model import Graph
 from cairn.db.engine import tenant_session
 
 
@@ -78,3 +80,28 @@ async def test_the_cap_keeps_the_cheapest_paths_over_two_hops(
     await link(app, [(seed, a, 0, 1.0), (a, b, 0, 1.0), (seed, c, 3, 0.3)])
     assert await _graph_ids(app, [seed], max_candidates=2) == {seed, a, b}
     assert await _graph_ids(app, [seed], max_candidates=2, radius=1) == {seed, a, c}
+
+
+async def test_the_triggers_temporal_edges_are_neither_walked_nor_returned(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    earlier, trigger, answer = [await insert_quietly(app, f"n{i}") for i in range(3)]
+    # earlier → trigger is the session's temporal edge; the trigger's causal edge still counts
+    await link(app, [(earlier, trigger, 1, 1.0), (trigger, answer, 0, 1.0)])
+    for cap in (None, 10):
+        graph = await _graph(app, [trigger], max_candidates=cap, quiet=trigger)
+        assert set(graph.records) == {trigger, answer}
+        plain = await _graph(app, [trigger], max_candidates=cap)
+        assert set(plain.records) == {trigger, answer, earlier}
+    # Reached another way, the earlier record is loaded, but not linked to the trigger.
+    await link(app, [(answer, earlier, 0, 1.0)])
+    graph = await _graph(app, [trigger], max_candidates=10, quiet=trigger)
+    assert set(graph.records) == {trigger, answer, earlier}
+    edges = {(e.from_id, e.to_id) for e in graph.edges}
+    assert edges == {(trigger, answer), (answer, earlier)}
+
+
+async def _graph(app: FastAPI, seeds: list[uuid.UUID], **kw: Any) -> Graph:
+    resources = app.state.resources
+    async with tenant_session(resources.session_factory, resources.default_tenant) as session:
+        return await load_graph(session, resources.default_tenant, seeds, frozenset(), **kw)

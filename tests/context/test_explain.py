@@ -9,6 +9,7 @@ from typing import Any
 from tests.context.helpers import graph, record, render_plain, rid
 
 from cairn.context import (
+    DEFAULT_COSTS,
     Budget,
     BudgetSource,
     Dropped,
@@ -82,7 +83,7 @@ def test_every_selected_record_has_section_source_cost_and_path(counter: TokenCo
         "trigger",
         str(rid(1)),
         1,
-        0.3,
+        DEFAULT_COSTS.tag,
     )
     assert four["tokens"] > 0
     assert (selected[str(rid(2))]["section"], selected[str(rid(2))]["title"]) == ("tools", "Tool")

@@ -14,6 +14,7 @@ from cairn.context import (
     DEFAULT_COSTS,
     CostModel,
     DropReason,
+    Edge,
     EdgeType,
     Graph,
     Seed,
@@ -29,9 +30,9 @@ CAUSAL, TEMPORAL, TAG, SEMANTIC = (
     EdgeType.semantic,
 )
 TRIGGER = Seed(rid(1), SeedSource.trigger, 1.0, "the trigger")
-# The tests below reason about fixed edge costs (causal 0.1, tag 0.3, temporal 0.5), not
-# about the tuned defaults.
-COSTS = CostModel(causal=0.1, tag=0.3, temporal=0.5)
+# The tests below reason about fixed edge costs (causal 0.1, tag 0.3, temporal 0.5, a
+# semantic edge exactly 1 - similarity), not about the tuned defaults.
+COSTS = CostModel(causal=0.1, tag=0.3, temporal=0.5, semantic=0.0)
 
 
 def tokens(table: Mapping[int, int], default: int = 10) -> Callable[[UUID], int]:
@@ -82,6 +83,12 @@ def test_a_semantic_edge_costs_one_minus_its_similarity() -> None:
     result = select(g, [TRIGGER])
     assert order(result) == [1, 2, 3]
     assert round(result.selected[1].path_cost, 6) == 0.1
+
+
+def test_a_semantic_edge_adds_the_base_cost_to_one_minus_its_similarity() -> None:
+    edge = Edge(rid(1), rid(2), SEMANTIC, 0.9)
+    assert round(CostModel(semantic=0.3).edge_cost(edge), 6) == 0.4
+    assert round(CostModel(semantic=0.3).edge_cost(edge._replace(weight=-0.5)), 6) == 1.3
 
 
 def test_a_cheaper_path_through_the_graph_beats_a_record_own_seed_cost() -> None:

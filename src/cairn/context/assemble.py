@@ -24,6 +24,7 @@ from cairn.context.model import Dropped, DropReason, Record, Seed, SeedSource
 from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
 from cairn.context.records import RecordCache, load_trigger
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
+from cairn.context.support import with_neighbour_support
 from cairn.context.tokens import TokenCounter
 from cairn.embedding import tag_pointers
 
@@ -39,6 +40,8 @@ class AssemblyOptions:
     similarity_scale: float = 0.65
     # Records beyond the seeds loaded into the graph, nearest first (see context.graph).
     max_candidates: int = 150
+    # Share of the best temporal neighbour's score a semantic seed gains (context.support).
+    neighbour_support: float = 0.1
 
 
 @dataclass
@@ -96,8 +99,9 @@ async def assemble(
             session, owner, [s.record_id for s in seeds], excluded,
             radius=options.radius, fanout=options.fanout, preloaded=preloaded,
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
-            cache=record_cache,
+            cache=record_cache, quiet=trigger.id,
         )  # fmt: skip
+        seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
     with timer.phase("render_items"):
         blocks = await item_blocks(session, owner, list(graph.records.values()))
     budget = resolve_budget(

@@ -76,6 +76,7 @@ class ContextBuilder:
                 fanout=options.fanout,
                 similarity_scale=options.similarity_scale,
                 max_candidates=options.max_candidates,
+                neighbour_support=options.neighbour_support,
             ),
             embedder=embedder,
             limits=settings.limits,

@@ -4,6 +4,10 @@ Fan-out is capped per node and per direction (strongest edges first: causal befo
 temporal before tag before semantic, then by weight), the walk stays inside the owner, and
 it neither loads nor walks through blacklisted schemas.
 
+The trigger's own temporal edges (``quiet``) are neither walked nor returned: the records
+before it in its session are the session source's business (``session.limit``), so an
+agent that asks for no history does not get the latest turns through the back door.
+
 With ``max_candidates``, the walk goes hop by hop instead, each hop one query that ranks
 what it reaches by path cost (seed cost plus the pathfinder's edge costs) and returns only
 the nearest; the next hop expands the nearest part of that frontier. Only the seeds and
@@ -37,10 +41,12 @@ _WALK = text(
         CROSS JOIN LATERAL (
             (SELECT e.to_id AS id FROM breadcrumb_edges e
               WHERE e.from_id = walk.id AND e.owner_id = :owner
+                AND (e.edge_type <> 1 OR walk.id IS DISTINCT FROM CAST(:quiet AS uuid))
               ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
             UNION ALL
             (SELECT e.from_id AS id FROM breadcrumb_edges e
               WHERE e.to_id = walk.id AND e.owner_id = :owner
+                AND (e.edge_type <> 1 OR walk.id IS DISTINCT FROM CAST(:quiet AS uuid))
               ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
         ) AS step
         JOIN breadcrumbs b ON b.id = step.id
@@ -60,15 +66,18 @@ _HOP = text(
     CROSS JOIN LATERAL (
         (SELECT e.to_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
           WHERE e.from_id = frontier.id AND e.owner_id = :owner
+            AND (e.edge_type <> 1 OR frontier.id IS DISTINCT FROM CAST(:quiet AS uuid))
           ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
         UNION ALL
         (SELECT e.from_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
           WHERE e.to_id = frontier.id AND e.owner_id = :owner
+            AND (e.edge_type <> 1 OR frontier.id IS DISTINCT FROM CAST(:quiet AS uuid))
           ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
     ) AS hop
     CROSS JOIN LATERAL (
         SELECT hop.id, CASE hop.edge_type WHEN 0 THEN :causal WHEN 1 THEN :temporal
-                       WHEN 2 THEN :tag ELSE greatest(0, least(1, 1 - hop.weight)) END AS cost
+                       WHEN 2 THEN :tag
+                       ELSE :semantic + greatest(0, least(1, 1 - hop.weight)) END AS cost
     ) AS step
     JOIN breadcrumbs b ON b.id = step.id
     WHERE b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))
@@ -99,24 +108,31 @@ async def load_graph(
     max_candidates: int | None = None,
     costs: CostModel = DEFAULT_COSTS,
     cache: RecordCache | None = None,
+    quiet: uuid.UUID | None = None,
 ) -> Graph:
     """Records and edges within ``radius`` hops of ``seeds`` (records already loaded by
     the seed stage are reused, not fetched again); at most the seeds plus the
     ``max_candidates`` nearest others (``seed_costs``: each seed's starting cost, 0 when
-    absent). With a ``cache``, records it holds at their current version are not sent."""
+    absent). With a ``cache``, records it holds at their current version are not sent.
+    ``quiet``'s temporal edges are left out."""
     seed_ids = list(dict.fromkeys(seeds))
     if max_candidates is None:
-        params = {"seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius}
-        rows = await session.execute(_WALK, params | {"excluded": sorted(excluded)})
+        params = {
+            "seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius,
+            "excluded": sorted(excluded), "quiet": quiet,
+        }  # fmt: skip
+        rows = await session.execute(_WALK, params)
         reached = {row.id for row in rows} | set(preloaded or ())
     else:
         starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
-        walk = _RankedWalk(session, owner_id, excluded, fanout, costs)
+        walk = _RankedWalk(session, owner_id, excluded, fanout, costs, quiet)
         reached = await walk.nearest(starts, radius, max_candidates) | set(preloaded or ())
     found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached)})
-    edge_rows = found.all()
+    temporal = EdgeType.temporal.value
     edges = tuple(
-        Edge(a, b, _EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in edge_rows
+        Edge(a, b, _EDGE_TYPES[kind], float(weight))
+        for a, b, kind, weight in found.all()
+        if not (kind == temporal and quiet in (a, b))
     )  # both ends are in `reached`: the query asks for exactly those
     records = {k: v for k, v in (preloaded or {}).items() if k in reached}
     missing = reached - records.keys()
@@ -137,11 +153,13 @@ class _RankedWalk:
         excluded: frozenset[str],
         fanout: int,
         costs: CostModel,
+        quiet: uuid.UUID | None,
     ) -> None:
         self.session = session
         self.params: dict[str, Any] = {
-            "owner": owner_id, "excluded": sorted(excluded), "fanout": fanout,
+            "owner": owner_id, "excluded": sorted(excluded), "fanout": fanout, "quiet": quiet,
             "causal": costs.causal, "temporal": costs.temporal, "tag": costs.tag,
+            "semantic": costs.semantic,
         }  # fmt: skip
 
     async def nearest(

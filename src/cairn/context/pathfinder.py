@@ -37,7 +37,7 @@ _SCALE = 1_000_000_000
 class CostModel:
     """Path costs; lower is closer to the trigger. A seed starts at ``base + span * (1 -
     score)`` of its source (the trigger at 0); each edge adds its type's cost, a semantic
-    edge ``1 - similarity``."""
+    edge ``semantic + (1 - similarity)``."""
 
     # An always-source seed's score is its similarity to the trigger: the relevant ones go
     # first when the budget cannot hold them all. The newest turns of the session come
@@ -49,8 +49,16 @@ class CostModel:
     semantic_base: float = 0.0
     semantic_span: float = 1.0
     causal: float = 0.1
-    temporal: float = 0.08
-    tag: float = 0.3
+    # The turns next to a relevant turn come cheap: in a conversation, that is where the
+    # rest of an answer sits.
+    temporal: float = 0.12
+    # A shared tag says little about relevance (every turn of a speaker shares one).
+    tag: float = 0.5
+    # A semantic edge's relevance is second-hand (similar to something relevant), while the
+    # records the hybrid search ranked carry a first-hand score: the base keeps a record
+    # that is merely similar to a seed behind them. The costs were tuned on the LoCoMo
+    # split (benchmarks/quality/locomo.py).
+    semantic: float = 0.3
 
     def seed_cost(self, seed: Seed) -> float:
         if seed.source is SeedSource.trigger:
@@ -64,7 +72,7 @@ class CostModel:
 
     def edge_cost(self, edge: Edge) -> float:
         if edge.edge_type is EdgeType.semantic:
-            return min(1.0, max(0.0, 1.0 - edge.weight))
+            return self.semantic + min(1.0, max(0.0, 1.0 - edge.weight))
         return self.type_cost(edge.edge_type)
 
     def type_cost(self, edge_type: EdgeType) -> float:
