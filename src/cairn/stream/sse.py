@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -44,6 +45,55 @@ REPLAY_IDLE_S = 5.0
 _TIMER_SLACK_S = 0.001
 
 
+class Outbox:
+    """The frames waiting to go out on one connection, oldest first. asyncio.Queue did the
+    same with more bookkeeping per frame, and the fan-out puts and gets one frame per
+    connection per event."""
+
+    __slots__ = ("_frames", "_reader", "_room", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit  # ``put`` waits while this many frames wait
+        self._frames: deque[bytes] = deque()
+        self._reader: asyncio.Future[None] | None = None  # the response task, waiting
+        self._room: asyncio.Future[None] | None = None  # ``put``, waiting
+
+    def qsize(self) -> int:
+        return len(self._frames)
+
+    def empty(self) -> bool:
+        return not self._frames
+
+    def put_nowait(self, frame: bytes) -> None:
+        self._frames.append(frame)
+        _wake(self._reader)
+
+    async def put(self, frame: bytes) -> None:
+        while len(self._frames) >= self.limit:
+            self._room = asyncio.get_running_loop().create_future()
+            await self._room
+        self.put_nowait(frame)
+
+    async def get(self) -> bytes:
+        while not self._frames:
+            self._reader = asyncio.get_running_loop().create_future()
+            await self._reader
+        if self._room is not None:  # (the replay: one waiter at most)
+            room, self._room = self._room, None
+            _wake(room)
+        return self._frames.popleft()
+
+    def clear(self) -> None:
+        self._frames.clear()
+        room, self._room = self._room, None
+        _wake(room)
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
 class SseConnection:
     def __init__(
         self,
@@ -65,7 +115,7 @@ class SseConnection:
         # Only the caller's tenant's events, plus those of records granted to it by ACL.
         self.granted = granted
         self.ping_interval_s = ping_interval_s
-        self.queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=queue_size + 1)
+        self.queue = Outbox(limit=queue_size + 1)
         self.queue_size = queue_size
         # The highest stream sequence passed on (sent or filtered out): the client's
         # ``Last-Event-ID`` to begin with.
@@ -222,8 +272,7 @@ class SseConnection:
         self._leave()
         self._give_back_slot()  # its reconnection must not be refused for it
         self.backlog = None
-        while not self.queue.empty():
-            self.queue.get_nowait()
+        self.queue.clear()
         self.queue.put_nowait(_END)
         if self._response_task is not None:
             self._start(_cancel_later(self._response_task), "sse-drop")
