@@ -73,7 +73,6 @@ async def assemble(
         if found is None:
             return None
         trigger, keywords = found
-        loaded = {trigger.id: trigger}
         # Keyword pointers: the trigger's tag pointers, then its stored entity keywords.
         pointers = list(dict.fromkeys([*tag_pointers(trigger.tags), *keywords]))
     sessions = sorted(trigger.session_tags)
@@ -82,9 +81,7 @@ async def assemble(
     )
     with timer.phase("seeds"):
         batches = [
-            seeding.SeedBatch(
-                [Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], loaded, []
-            ),
+            seeding.SeedBatch([Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], []),
             await seeding.always_seeds(session, owner, agent.always, excluded, trigger.id),
             await seeding.semantic_seeds(
                 session, owner, trigger.id, semantic, pointers, sessions, excluded
@@ -93,11 +90,11 @@ async def assemble(
                 session, owner, sessions, agent.session_limit, excluded, trigger.id
             ),
         ]
-    seeds, preloaded, upstream = _merge(batches)
+    seeds, upstream = _merge(batches)
     with timer.phase("graph"):
         graph = await load_graph(
             session, owner, [s.record_id for s in seeds], excluded,
-            radius=options.radius, fanout=options.fanout, preloaded=preloaded,
+            radius=options.radius, fanout=options.fanout, preloaded={trigger.id: trigger},
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
             cache=record_cache, quiet=trigger.id,
         )  # fmt: skip
@@ -138,16 +135,12 @@ async def assemble(
     return result
 
 
-def _merge(
-    batches: list[seeding.SeedBatch],
-) -> tuple[list[Seed], dict[uuid.UUID, Record], list[Dropped]]:
+def _merge(batches: list[seeding.SeedBatch]) -> tuple[list[Seed], list[Dropped]]:
     """Seeds in source priority order; a record seeded twice keeps its first seed."""
     seeds: list[Seed] = []
-    records: dict[uuid.UUID, Record] = {}
     dropped: list[Dropped] = []
     seen: set[uuid.UUID] = set()
     for batch in batches:
-        records.update(batch.records)
         dropped += [Dropped(rid, DropReason.below_threshold) for rid, _ in batch.below_threshold]
         for seed in batch.seeds:
             if seed.record_id in seen:
@@ -155,7 +148,7 @@ def _merge(
                 continue
             seen.add(seed.record_id)
             seeds.append(seed)
-    return seeds, records, dropped
+    return seeds, dropped
 
 
 def _seed_costs(seeds: list[Seed]) -> dict[uuid.UUID, float]:

@@ -21,8 +21,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import AlwaysSource, SemanticSource
-from cairn.context.model import Record, Seed, SeedSource
-from cairn.context.records import COLUMNS, LIVE, NOT_EXCLUDED, to_record
+from cairn.context.model import Seed, SeedSource
+from cairn.context.records import LIVE, NOT_EXCLUDED
 
 # Fusion of the two signals for semantic seeds: cosine similarity, and BM25 over the
 # records' stored lexemes (`search_vector`: PostgreSQL's English stemming; IDF and length
@@ -42,14 +42,12 @@ LEXICAL_EXHAUSTIVE_ROWS = 5000
 NEAR_MISSES = 20
 
 
-def _prefixed(alias: str, columns: str) -> str:
-    return ", ".join(f"{alias}.{column.strip()}" for column in columns.split(","))
-
-
 @dataclass(frozen=True, slots=True)
 class SeedBatch:
+    """A source's seeds, best first, and its near misses. Only ids and scores come back:
+    the graph stage loads every record it keeps in one query, through the record cache."""
+
     seeds: list[Seed]
-    records: dict[uuid.UUID, Record]
     below_threshold: list[tuple[uuid.UUID, float]]
 
 
@@ -63,7 +61,7 @@ async def always_seeds(
     """Every source in one query. Each seed's score is its similarity to the trigger, so
     when the budget cannot hold them all, the most relevant go first."""
     if not sources:
-        return SeedBatch([], {}, [])
+        return SeedBatch([], [])
     parts: list[str] = []
     params: dict[str, Any] = {
         "owner": owner_id,
@@ -80,29 +78,28 @@ async def always_seeds(
             params[f"tag_{index}"] = source.tag
         limit = 1 if source.method == "latest" else source.limit
         parts.append(
-            f"(SELECT {index} AS source_index, {COLUMNS}, embedding FROM breadcrumbs"
+            f"(SELECT {index} AS source_index, id, embedding FROM breadcrumbs"
             f" WHERE {' AND '.join(clauses)} ORDER BY updated_at DESC, id DESC LIMIT {limit:d})"
         )
     query = (  # the vectors stay in the database: only the similarity comes back
-        f"SELECT chosen.source_index, {_prefixed('chosen', COLUMNS)},"
+        "SELECT chosen.source_index, chosen.id,"
         " 1 - (chosen.embedding <=> probe.embedding) AS similarity"
         f" FROM ({' UNION ALL '.join(parts)}) AS chosen"
         " LEFT JOIN breadcrumbs probe ON probe.id = CAST(:trigger AS uuid)"
     )
     rows = (await session.execute(text(query), params)).mappings().all()
-    seeds, records = [], {}
+    seeds = []
     # Within a source: most similar to the trigger first, then newest (the query's order).
     ranked = sorted(
         enumerate(rows), key=lambda p: (p[1]["source_index"], -(p[1]["similarity"] or 0), p[0])
     )
     for _, row in ranked:
         source = sources[row["source_index"]]
-        records[row["id"]] = to_record(row)
         label = source.schema_name or source.tag or ""
         score = 1.0 if row["similarity"] is None else min(1.0, max(0.0, row["similarity"]))
         detail = f"{source.kind}:{label} ({source.method})"
         seeds.append(Seed(row["id"], SeedSource.always, score, detail))
-    return SeedBatch(seeds, records, [])
+    return SeedBatch(seeds, [])
 
 
 async def session_seeds(
@@ -114,10 +111,10 @@ async def session_seeds(
     trigger_id: uuid.UUID,
 ) -> SeedBatch:
     if not session_tags or limit <= 0:
-        return SeedBatch([], {}, [])
+        return SeedBatch([], [])
     # Only what came before the trigger: a slow assembly must not show later turns.
     query = text(
-        f"SELECT {COLUMNS} FROM breadcrumbs WHERE owner_id = :owner AND tags && :tags"
+        "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND tags && :tags"
         f" AND id <> :trigger AND {LIVE} AND {NOT_EXCLUDED}"
         " AND created_at <= (SELECT created_at FROM breadcrumbs WHERE id = :trigger)"
         " ORDER BY created_at DESC, id DESC LIMIT :limit"
@@ -136,7 +133,7 @@ async def session_seeds(
         )
         for rank, row in enumerate(rows)
     ]
-    return SeedBatch(seeds, {row["id"]: to_record(row) for row in rows}, [])
+    return SeedBatch(seeds, [])
 
 
 async def semantic_seeds(
@@ -152,12 +149,11 @@ async def semantic_seeds(
     (at most ``NEAR_MISSES``: the explanation names why the closest ones are out, not every
     record of the subset)."""
     if not source.enabled:
-        return SeedBatch([], {}, [])
+        return SeedBatch([], [])
     rows = await _hybrid_candidates(
         session, owner_id, trigger_id, source, pointers, session_tags, excluded
     )
     seeds: list[Seed] = []
-    records: dict[uuid.UUID, Record] = {}
     below: list[tuple[uuid.UUID, float]] = []
     # The query already keeps at most `limit` seeds and NEAR_MISSES misses, best first.
     for row in rows:
@@ -167,8 +163,7 @@ async def semantic_seeds(
             continue
         detail = f"similarity {row['similarity'] or 0:.3f}, lexical {row['lexical']:.2f}"
         seeds.append(Seed(row["id"], SeedSource.semantic, score, detail))
-        records[row["id"]] = to_record(row)
-    return SeedBatch(seeds, records, below)
+    return SeedBatch(seeds, below)
 
 
 async def _hybrid_candidates(
@@ -284,9 +279,7 @@ async def _hybrid_candidates(
             (SELECT * FROM ranked WHERE score < :min_score
              ORDER BY score DESC, id::text LIMIT :near_misses)
         )
-        SELECT {_qualified("record")}, kept.similarity, kept.lexical, kept.score
-        FROM kept JOIN breadcrumbs AS record USING (id)
-        ORDER BY kept.score DESC, kept.id::text
+        SELECT id, similarity, lexical, score FROM kept ORDER BY score DESC, id::text
         """
     )
     params.update(min_score=source.min_similarity, limit=source.limit, near_misses=NEAR_MISSES)
@@ -294,7 +287,3 @@ async def _hybrid_candidates(
     for row in rows:
         row["lexical"], row["score"] = float(row["lexical"]), float(row["score"])
     return rows
-
-
-def _qualified(alias: str) -> str:
-    return ", ".join(f"{alias}.{column.strip()}" for column in COLUMNS.split(","))
