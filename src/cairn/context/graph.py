@@ -92,6 +92,8 @@ _EDGE_TYPES = {kind.value: kind for kind in EdgeType}
 _EDGES = text(
     "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
     " WHERE owner_id = :owner AND from_id = ANY(:ids) AND to_id = ANY(:ids)"
+    " AND (edge_type <> 1 OR CAST(:quiet AS uuid) IS NULL"
+    " OR CAST(:quiet AS uuid) NOT IN (from_id, to_id))"
 )
 
 
@@ -127,12 +129,9 @@ async def load_graph(
         starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
         walk = _RankedWalk(session, owner_id, excluded, fanout, costs, quiet)
         reached = await walk.nearest(starts, radius, max_candidates) | set(preloaded or ())
-    found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached)})
-    temporal = EdgeType.temporal.value
+    found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached), "quiet": quiet})
     edges = tuple(
-        Edge(a, b, _EDGE_TYPES[kind], float(weight))
-        for a, b, kind, weight in found.all()
-        if not (kind == temporal and quiet in (a, b))
+        Edge(a, b, _EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in found.all()
     )  # both ends are in `reached`: the query asks for exactly those
     records = {k: v for k, v in (preloaded or {}).items() if k in reached}
     missing = reached - records.keys()
