@@ -35,13 +35,7 @@ from cairn.breadcrumbs.validation import (
 )
 from cairn.context.definitions import check_definition
 from cairn.embedding import entity_keywords, tag_pointers
-from cairn.errors import (
-    Conflict,
-    Forbidden,
-    InvalidInput,
-    NotFound,
-    PreconditionFailed,
-)
+from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
 from cairn.principal import Role

@@ -98,13 +98,13 @@ async def assemble(
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
             cache=record_cache, quiet=trigger.id,
         )  # fmt: skip
-        seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
     with timer.phase("render_items"):
         blocks = await item_blocks(session, owner, list(graph.records.values()))
     budget = resolve_budget(
         agent.context_budget, _config_budget(llm_config), None, options.default_budget
     )
     with timer.phase("select"):
+        seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
         selection = select_within_budget(
             seeds, graph, blocks.cost_of(graph.records), budget.tokens,
             max_nodes=options.max_nodes, fixed_overhead=fixed_overhead(counter),

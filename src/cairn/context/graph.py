@@ -31,8 +31,14 @@ from cairn.context.model import Edge, EdgeType, Graph, Record
 from cairn.context.pathfinder import DEFAULT_COSTS, CostModel
 from cairn.context.records import RecordCache, load_records, load_records_cached
 
+
+def _not_quiet(node: str) -> str:
+    """An edge condition: not a temporal edge of the ``:quiet`` record when at ``node``."""
+    return f"(e.edge_type <> 1 OR {node} IS DISTINCT FROM CAST(:quiet AS uuid))"
+
+
 _WALK = text(
-    """
+    f"""
     WITH RECURSIVE walk(id, depth) AS (
         SELECT seed, 0 FROM unnest(CAST(:seeds AS uuid[])) AS seed
         UNION
@@ -41,12 +47,12 @@ _WALK = text(
         CROSS JOIN LATERAL (
             (SELECT e.to_id AS id FROM breadcrumb_edges e
               WHERE e.from_id = walk.id AND e.owner_id = :owner
-                AND (e.edge_type <> 1 OR walk.id IS DISTINCT FROM CAST(:quiet AS uuid))
+                AND {_not_quiet("walk.id")}
               ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
             UNION ALL
             (SELECT e.from_id AS id FROM breadcrumb_edges e
               WHERE e.to_id = walk.id AND e.owner_id = :owner
-                AND (e.edge_type <> 1 OR walk.id IS DISTINCT FROM CAST(:quiet AS uuid))
+                AND {_not_quiet("walk.id")}
               ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
         ) AS step
         JOIN breadcrumbs b ON b.id = step.id
@@ -60,18 +66,18 @@ _WALK = text(
 # One hop of the ranked walk: every frontier node's strongest edges (fan-out capped per
 # direction), the reached record's best cost, the nearest :limit of them.
 _HOP = text(
-    """
+    f"""
     SELECT step.id, min(frontier.cost + step.cost) AS cost
     FROM unnest(CAST(:frontier AS uuid[]), CAST(:costs AS float8[])) AS frontier(id, cost)
     CROSS JOIN LATERAL (
         (SELECT e.to_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
           WHERE e.from_id = frontier.id AND e.owner_id = :owner
-            AND (e.edge_type <> 1 OR frontier.id IS DISTINCT FROM CAST(:quiet AS uuid))
+            AND {_not_quiet("frontier.id")}
           ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
         UNION ALL
         (SELECT e.from_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
           WHERE e.to_id = frontier.id AND e.owner_id = :owner
-            AND (e.edge_type <> 1 OR frontier.id IS DISTINCT FROM CAST(:quiet AS uuid))
+            AND {_not_quiet("frontier.id")}
           ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
     ) AS hop
     CROSS JOIN LATERAL (
@@ -112,8 +118,8 @@ async def load_graph(
     cache: RecordCache | None = None,
     quiet: uuid.UUID | None = None,
 ) -> Graph:
-    """Records and edges within ``radius`` hops of ``seeds`` (records already loaded by
-    the seed stage are reused, not fetched again); at most the seeds plus the
+    """Records and edges within ``radius`` hops of ``seeds`` (``preloaded`` records, such as
+    the trigger, are reused, not fetched again); at most the seeds plus the
     ``max_candidates`` nearest others (``seed_costs``: each seed's starting cost, 0 when
     absent). With a ``cache``, records it holds at their current version are not sent.
     ``quiet``'s temporal edges are left out."""

@@ -42,6 +42,7 @@ def with_neighbour_support(seeds: list[Seed], graph: Graph, weight: float) -> li
             continue
         neighbour_score, _, neighbour = found
         score = min(1.0, seed.score + weight * neighbour_score)
-        detail = f"{seed.detail}; +{score - seed.score:.3f} beside {neighbour}"
-        supported.append(dataclasses.replace(seed, score=score, detail=detail.lstrip("; ")))
+        gain = f"+{score - seed.score:.3f} beside {neighbour}"
+        detail = f"{seed.detail}; {gain}" if seed.detail else gain
+        supported.append(dataclasses.replace(seed, score=score, detail=detail))
     return supported
