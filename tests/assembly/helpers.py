@@ -19,6 +19,25 @@ async def post(client: httpx.AsyncClient, **overrides: object) -> uuid.UUID:
     return uuid.UUID(response.json()["id"])
 
 
+async def post_agent(
+    client: httpx.AsyncClient,
+    agent_id: str,
+    ask_tag: str,
+    sources: dict[str, object],
+    budget: int,
+) -> uuid.UUID:
+    """An ``agent.def.v1`` triggered by a ``user.message.v1`` tagged ``ask_tag``."""
+    return await post(
+        client, schema_name="agent.def.v1", title=agent_id, tags=["workspace:agents"],
+        context={
+            "agent_id": agent_id,
+            "context_trigger": {"schema_name": "user.message.v1", "any_tags": [ask_tag]},
+            "context_sources": sources,
+            "context_budget": budget,
+        },
+    )  # fmt: skip
+
+
 async def link(
     app: FastAPI,
     edges: Sequence[tuple[uuid.UUID, uuid.UUID, int, float]],

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from tests.assembly.helpers import post
+from tests.assembly.helpers import post, post_agent
 
 from cairn.context.records import RecordCache, load_records, load_records_cached
 from cairn.db.engine import tenant_session
@@ -22,17 +22,8 @@ async def _world(client: httpx.AsyncClient) -> dict[str, Any]:
         client, schema_name="schema.def.v1", title=f"{tools} definition", tags=[f"defines:{tools}"],
         context={"defines_schema": tools, "llm_hints": {"exclude": ["code"]}},
     )  # fmt: skip
-    await post(
-        client, schema_name="agent.def.v1", title=f"agent {key}", tags=["workspace:agents"],
-        context={
-            "agent_id": agent_id,
-            "context_trigger": {"schema_name": "user.message.v1", "any_tags": [f"ask:{key}"]},
-            "context_sources": {
-                "always": [{"type": "schema", "schema_name": tools, "method": "all", "limit": 5}],
-            },
-            "context_budget": 2000,
-        },
-    )  # fmt: skip
+    always = [{"type": "schema", "schema_name": tools, "method": "all", "limit": 5}]
+    await post_agent(client, agent_id, f"ask:{key}", {"always": always}, 2000)
     tool = await post(
         client, schema_name=tools, title="calculator",
         context={"name": "calculator", "description": "adds numbers", "code": "CODE_ONE"},

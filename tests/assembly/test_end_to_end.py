@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from tests.assembly.helpers import post
+from tests.assembly.helpers import post, post_agent
 from tests.stream.sse_client import sse
 
 BUDGET = 700
@@ -24,19 +24,12 @@ async def _world(client: httpx.AsyncClient) -> dict[str, Any]:
         context={"defines_schema": tools},
         llm_hints={"exclude": ["code"]},
     )  # fmt: skip
-    await post(
-        client, schema_name="agent.def.v1", title=f"agent {key}", tags=["workspace:agents"],
-        context={
-            "agent_id": agent_id,
-            "context_trigger": {"schema_name": "user.message.v1", "any_tags": [f"ask:{key}"]},
-            "context_sources": {
-                "always": [{"type": "schema", "schema_name": tools, "method": "all", "limit": 5}],
-                "semantic": {"enabled": True, "schemas": [kb], "limit": 2, "min_similarity": 0.2},
-                "session": {"limit": 10},
-            },
-            "context_budget": BUDGET,
-        },
-    )  # fmt: skip
+    sources = {
+        "always": [{"type": "schema", "schema_name": tools, "method": "all", "limit": 5}],
+        "semantic": {"enabled": True, "schemas": [kb], "limit": 2, "min_similarity": 0.2},
+        "session": {"limit": 10},
+    }
+    await post_agent(client, agent_id, f"ask:{key}", sources, BUDGET)
     tool = {"name": "calculator", "description": "adds numbers", "code": "SECRET_CODE_1"}
     await post(client, schema_name=tools, title="calculator", context=tool)
     whales = {"text": "The blue whale is the largest animal, up to 30 metres long."}

@@ -9,22 +9,14 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from tests.assembly.helpers import insert_quietly, link, post
+from tests.assembly.helpers import insert_quietly, link, post_agent
 
 TEMPORAL = 1
 
 
 async def _agent(client: httpx.AsyncClient, key: str, name: str, history: int) -> str:
     agent_id = f"{name}-{key}"
-    await post(
-        client, schema_name="agent.def.v1", title=agent_id, tags=["workspace:agents"],
-        context={
-            "agent_id": agent_id,
-            "context_trigger": {"schema_name": "user.message.v1", "any_tags": [f"ask:{key}"]},
-            "context_sources": {"session": {"limit": history}},
-            "context_budget": 1000,
-        },
-    )  # fmt: skip
+    await post_agent(client, agent_id, f"ask:{key}", {"session": {"limit": history}}, 1000)
     return agent_id
 
 

@@ -229,26 +229,24 @@ async def test_only_the_nearest_misses_are_listed(
 async def test_embeddings_are_stored_in_the_row(app: FastAPI) -> None:
     # The exact scan of a filtered subset reads every vector; TOASTed out of line, each read
     # costs several extra pages (revision 0008 stores them PLAIN).
-    async with app.state.resources.system_engine.connect() as connection:
-        storage = await connection.scalar(
-            text(
-                "SELECT attstorage::text FROM pg_attribute"
-                " WHERE attrelid = 'breadcrumbs'::regclass AND attname = 'embedding'"
-            )
-        )
-    assert storage == "p"
+    assert await _storage(app, "embedding") == {"embedding": "p"}
 
 
 async def test_lexemes_and_keywords_are_stored_in_the_row(app: FastAPI) -> None:
     # The hybrid search checks both for every record of its subset; fetched from the TOAST
     # table, each check costs several page reads (revision 0009 stores them MAIN).
+    storage = await _storage(app, "search_vector", "entity_keywords")
+    assert storage == {"search_vector": "m", "entity_keywords": "m"}
+
+
+async def _storage(app: FastAPI, *columns: str) -> dict[str, str]:
+    """Each column's storage strategy in the breadcrumbs table (p plain, m main, ...)."""
     async with app.state.resources.system_engine.connect() as connection:
         rows = await connection.execute(
             text(
                 "SELECT attname, attstorage::text FROM pg_attribute"
-                " WHERE attrelid = 'breadcrumbs'::regclass"
-                " AND attname IN ('search_vector', 'entity_keywords')"
-            )
+                " WHERE attrelid = 'breadcrumbs'::regclass AND attname = ANY(:columns)"
+            ),
+            {"columns": list(columns)},
         )
-        storage = {name: kind for name, kind in rows}
-    assert storage == {"search_vector": "m", "entity_keywords": "m"}
+        return {name: kind for name, kind in rows}
