@@ -6,10 +6,10 @@ STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install model run test lint format bench bench-quick
+.PHONY: help install model run test lint format bench bench-quick bench-1m
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,9 @@ bench: install ## the benchmarks (minutes; not part of test): results in benchma
 	$(BIN)/python benchmarks/events.py
 	$(BIN)/python benchmarks/perf.py --scale 10000 --triggers 300 --name quick
 	$(BIN)/python benchmarks/perf.py --scale 100000 --triggers 300 --name scale-100k
+
+bench-1m: install ## the same at 1M breadcrumbs (texts from the 100k corpus; ~1 h the first time)
+	$(BIN)/python benchmarks/perf.py --scale 1000000 --triggers 300 --name scale-1m
 
 bench-quick: install ## context assembly vs the RCRT-style baseline at 10k breadcrumbs (< 5 min once the corpus is cached)
 	$(BIN)/python benchmarks/perf.py --scale 10000 --triggers 300 --name quick

@@ -12,10 +12,14 @@ builder would have created had the records arrived in order: causal (``reply_to`
 ``requestId`` pairs), temporal (previous record of the session), tag (five most recent
 records sharing a plain tag) and semantic (five nearest earlier records with cosine ≥ 0.55).
 
-Embedding is the slow part (~150-400 texts/s on two cores), so the corpus of a scale is
-cached under ``.cairn-bench/``. Above ``--unique-texts`` records (default 100k), texts are
-drawn from the pool of embedded texts (records keep their own ids, sessions, tags and
-order; their text and embedding repeat) — said in the results as ``texts_unique``.
+Embedding is the slow part (~40 texts/s for these texts on two cores), so the corpus of a
+scale is cached under ``.cairn-bench/``. Above ``--unique-texts`` records (default 100k), a
+corpus takes its texts from the corpus of ``--unique-texts`` records (built first, or read
+from the cache): records keep their own ids, sessions, tags, order and edges; a text not in
+that pool is replaced by a pooled text of the same schema and topic, so texts and
+embeddings repeat — said in the results as ``texts_unique``. Its semantic edges are then
+found between the pool's texts, not between all records (which would be quadratic in the
+scale: ~4e14 multiply-adds at 1M).
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import re
 import time
 import uuid
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -43,6 +49,8 @@ OWNER = uuid.UUID("00000000-0000-0000-0000-000000000001")
 START = datetime(2026, 1, 1, tzinfo=UTC)
 CAUSAL, TEMPORAL, TAG, SEMANTIC = 0, 1, 2, 3
 TAG_NEIGHBOURS, SEMANTIC_NEIGHBOURS, SEMANTIC_MIN = 5, 5, 0.55
+# Nearest texts kept per pooled text: enough that five of them have an earlier record.
+TEXT_NEIGHBOURS = 16
 
 TOPICS: dict[str, list[str]] = {
     "billing": ["invoice", "refund", "charge", "subscription", "receipt", "VAT", "card"],
@@ -135,7 +143,10 @@ def load_or_build(
             corpus: Corpus = pickle.load(handle)
         print(f"corpus: {len(corpus.rows)} records from cache {path.name}", flush=True)
         return corpus
-    corpus = build(scale, model_dir, unique_texts=unique_texts)
+    pool = None
+    if scale > unique_texts:
+        pool = load_or_build(unique_texts, cache_dir, model_dir, unique_texts=unique_texts)
+    corpus = build(scale, model_dir, unique_texts=unique_texts, pool=pool)
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     with tmp.open("wb") as handle:
@@ -144,7 +155,7 @@ def load_or_build(
     return corpus
 
 
-def build(scale: int, model_dir: Path, *, unique_texts: int) -> Corpus:
+def build(scale: int, model_dir: Path, *, unique_texts: int, pool: Corpus | None = None) -> Corpus:
     rng = random.Random(20260101)
     records = _fixed_records() + _tools(rng)
     knowledge = max(20, scale * 4 // 100)
@@ -155,22 +166,64 @@ def build(scale: int, model_dir: Path, *, unique_texts: int) -> Corpus:
     records = records[:scale]
     _stamp(records)
     texts = [r.pop("_text") for r in records]
-    pool = _text_pool(texts, unique_texts)
-    vectors, seconds = _embed([texts[i] for i in pool.values()], model_dir)
-    pool_texts = list(pool)
+    if pool is not None:
+        return _from_pool(scale, records, texts, pool)
+    pool_index = _text_pool(texts, unique_texts)
+    vectors, seconds = _embed([texts[i] for i in pool_index.values()], model_dir)
+    pool_texts = list(pool_index)
     index_of = {text: n for n, text in enumerate(pool_texts)}
     for record, text in zip(records, texts, strict=True):
         # A text beyond the pool reuses a pooled one, picked by a stable hash of the text.
         index = index_of.get(text)
         if index is None:
-            index = zlib.crc32(text.encode()) % len(pool)
+            index = zlib.crc32(text.encode()) % len(pool_texts)
             text = pool_texts[index]
         record["llm_text"] = text
         record["text_index"] = index
         record["entity_keywords"] = entity_keywords(record["tags"], text)
     edges = _edges(records, vectors)
     triggers = [i for i, r in enumerate(records) if r["schema_name"] == "user.message.v1"]
-    return Corpus(scale, records, vectors, edges, triggers, len(pool), seconds)
+    return Corpus(scale, records, vectors, edges, triggers, len(pool_texts), seconds)
+
+
+def _from_pool(scale: int, records: list[dict[str, Any]], texts: list[str], pool: Corpus) -> Corpus:
+    """``records`` with their texts (and embeddings) taken from ``pool``'s."""
+    pool_texts: list[str] = [""] * len(pool.vectors)
+    pool_schema: list[str] = [""] * len(pool.vectors)
+    for row in pool.rows:
+        pool_texts[row["text_index"]] = row["llm_text"]
+        pool_schema[row["text_index"]] = row["schema_name"]
+    index_of = {text: n for n, text in enumerate(pool_texts)}
+    groups: dict[tuple[str, str], list[int]] = {}
+    for n, text in enumerate(pool_texts):
+        for key in ((pool_schema[n], _topic(text)), (pool_schema[n], "")):
+            groups.setdefault(key, []).append(n)
+    everything = list(range(len(pool_texts)))
+    for record, text in zip(records, texts, strict=True):
+        index = index_of.get(text)
+        if index is None:
+            schema = record["schema_name"]
+            group = groups.get((schema, _topic(text))) or groups.get((schema, "")) or everything
+            index = group[zlib.crc32(text.encode()) % len(group)]
+        record["llm_text"] = pool_texts[index]
+        record["text_index"] = index
+        record["entity_keywords"] = entity_keywords(record["tags"], pool_texts[index])
+    print(f"  texts from the {pool.scale}-record corpus; edges", flush=True)
+    edges = _edges(records, pool.vectors, pooled=True)
+    triggers = [i for i, r in enumerate(records) if r["schema_name"] == "user.message.v1"]
+    used = len({r["text_index"] for r in records})
+    return Corpus(scale, records, pool.vectors, edges, triggers, used, pool.embed_seconds)
+
+
+_TERMS = sorted({term for terms in TOPICS.values() for term in terms}, key=len, reverse=True)
+_TERM = re.compile("|".join(re.escape(term) for term in _TERMS), re.IGNORECASE)
+_TOPIC_OF = {term.lower(): topic for topic, terms in TOPICS.items() for term in terms}
+
+
+def _topic(text: str) -> str:
+    """The topic whose terms ``text`` names most often ("" for none)."""
+    counts = Counter(_TOPIC_OF[m.lower()] for m in _TERM.findall(text))
+    return counts.most_common(1)[0][0] if counts else ""
 
 
 # --- records -------------------------------------------------------------------------------
@@ -410,7 +463,9 @@ def _embed(texts: list[str], model_dir: Path) -> tuple[np.ndarray, float]:
 # --- edges ---------------------------------------------------------------------------------
 
 
-def _edges(records: list[dict[str, Any]], vectors: np.ndarray) -> np.ndarray:
+def _edges(
+    records: list[dict[str, Any]], vectors: np.ndarray, *, pooled: bool = False
+) -> np.ndarray:
     edges: dict[tuple[int, int, int], float] = {}
     by_id = {str(r["id"]): i for i, r in enumerate(records)}
     asks: dict[str, int] = {}
@@ -439,7 +494,8 @@ def _edges(records: list[dict[str, Any]], vectors: np.ndarray) -> np.ndarray:
         for tag in plain:
             recent_by_tag.setdefault(tag, []).append(index)
             del recent_by_tag[tag][:-TAG_NEIGHBOURS]
-    for a, b, weight in _nearest_earlier(records, vectors):
+    nearest = _nearest_earlier_pooled if pooled else _nearest_earlier
+    for a, b, weight in nearest(records, vectors):
         edges.setdefault((a, b, SEMANTIC), weight)
     out = np.zeros(
         len(edges), dtype=[("from", "i4"), ("to", "i4"), ("type", "i2"), ("weight", "f4")]
@@ -469,3 +525,49 @@ def _nearest_earlier(
                 if sims[r, c] >= SEMANTIC_MIN:
                     out.append((embedded[start + r], embedded[int(c)], float(sims[r, c])))
     return out
+
+
+def _nearest_earlier_pooled(
+    records: list[dict[str, Any]], vectors: np.ndarray
+) -> list[tuple[int, int, float]]:
+    """As ``_nearest_earlier`` when texts repeat: a record's nearest earlier records are the
+    latest ones carrying its own text (similarity 1), then the latest carrying each of its
+    text's nearest texts, best first."""
+    near_index, near_sims = _nearest_texts(vectors, TEXT_NEIGHBOURS)
+    latest: dict[int, list[int]] = {}
+    out: list[tuple[int, int, float]] = []
+    for index, record in enumerate(records):
+        if record["schema_name"] == "agent.context.v1":
+            continue
+        own = record["text_index"]
+        picked = [(other, 1.0) for other in reversed(latest.get(own, []))]
+        for text, similarity in zip(near_index[own], near_sims[own], strict=True):
+            if len(picked) >= SEMANTIC_NEIGHBOURS or similarity < SEMANTIC_MIN:
+                break
+            picked += [(other, float(similarity)) for other in reversed(latest.get(text, []))]
+        out += [(index, other, weight) for other, weight in picked[:SEMANTIC_NEIGHBOURS]]
+        recent = latest.setdefault(own, [])
+        recent.append(index)
+        del recent[:-SEMANTIC_NEIGHBOURS]
+    return out
+
+
+def _nearest_texts(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each text's ``k`` most similar other texts and their similarities, best first."""
+    count = len(vectors)
+    k = min(k, count - 1)
+    index = np.zeros((count, k), dtype=np.int32)
+    sims = np.zeros((count, k), dtype=np.float32)
+    started = time.perf_counter()
+    for start in range(0, count, 2048):
+        block = vectors[start : start + 2048] @ vectors.T
+        rows = np.arange(len(block))
+        block[rows, start + rows] = -2.0  # never itself
+        top = np.argpartition(-block, k - 1, axis=1)[:, :k]
+        top_sims = np.take_along_axis(block, top, axis=1)
+        order = np.argsort(-top_sims, axis=1)
+        index[start : start + len(block)] = np.take_along_axis(top, order, axis=1)
+        sims[start : start + len(block)] = np.take_along_axis(top_sims, order, axis=1)
+        if start % 20480 == 0:
+            print(f"  nearest texts {start}/{count} ({time.perf_counter() - started:.0f} s)")
+    return index, sims
