@@ -2,7 +2,9 @@
 
 Starts `cairn up` in a fresh data directory (embedded PostgreSQL and NATS), waits for its
 ready line, then has CLIENTS concurrent clients post REQUESTS breadcrumbs with realistic,
-distinct texts (every one needs its own embedding). Prints and writes a JSON report.
+distinct texts (every one needs its own embedding). Prints and writes a JSON report, with
+the ceiling the two cores put on it: the encoder alone on the same texts (batches of 32,
+nothing else running), since every post needs one forward pass of MiniLM.
 
     .venv/bin/python benchmarks/ingest.py --clients 20 --requests 2000
 """
@@ -74,9 +76,34 @@ def body(i: int, rng: random.Random) -> dict[str, object]:
     }
 
 
-async def load(url: str, clients: int, requests: int) -> dict[str, object]:
+def bodies_of(requests: int) -> list[dict[str, object]]:
     rng = random.Random(7)
-    bodies = [body(i, rng) for i in range(requests)]
+    return [body(i, rng) for i in range(requests)]
+
+
+def encoder_ceiling(requests: int, model_dir: Path) -> dict[str, object]:
+    """Texts per second of the encoder alone, on the texts the posts carry: what ingest
+    would reach if embedding were the only work on the machine."""
+    from cairn.breadcrumbs.text import build_llm_text
+    from cairn.embedding import OnnxEncoder, ensure_model
+
+    texts = []
+    for item in bodies_of(requests):
+        context = item["context"]
+        assert isinstance(context, dict)
+        texts.append(build_llm_text(str(item["title"]), None, context))
+    encoder = OnnxEncoder(ensure_model(model_dir), threads=2)
+    encoder.encode(texts[:32])  # warm-up
+    started = time.perf_counter()
+    for start in range(0, len(texts), 32):
+        encoder.encode(texts[start : start + 32])
+    elapsed = time.perf_counter() - started
+    tokens = sum(len(ids) for ids in encoder.token_ids(texts)) / len(texts)
+    return {"texts_per_s": round(len(texts) / elapsed, 1), "mean_tokens": round(tokens, 1)}
+
+
+async def load(url: str, clients: int, requests: int) -> dict[str, object]:
+    bodies = bodies_of(requests)
     latencies: list[float] = []
     queue: asyncio.Queue[dict[str, object]] = asyncio.Queue()
     for item in bodies:
@@ -119,6 +146,8 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8391)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/ingest.json")
     args = parser.parse_args()
+    ceiling = encoder_ceiling(args.requests, REPO / ".cairn" / "models")
+    print(f"encoder alone: {ceiling}", flush=True)
     with tempfile.TemporaryDirectory(prefix="cairn-bench-") as data_dir:
         server = start_cairn_up(Path(data_dir), args.port, REPO / ".cairn" / "models")
         try:
@@ -127,6 +156,7 @@ def main() -> None:
         finally:
             server.send_signal(signal.SIGINT)
             server.wait(timeout=30)
+    report["encoder_alone"] = ceiling
     report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
