@@ -1,6 +1,6 @@
 """Copy the latest benchmark tables into the README's performance section.
 
-    .venv/bin/python benchmarks/readme_tables.py [NAME ...]   # default: quick scale-100k
+    .venv/bin/python benchmarks/readme_tables.py [NAME ...]   # default: quick scale-100k scale-1m
 
 Replaces what lies between ``<!-- perf-tables:start -->`` and ``<!-- perf-tables:end -->``
 with ``benchmarks/results/NAME.md`` for each NAME (headings one level down) and
@@ -25,7 +25,7 @@ def tables(names: list[str]) -> str:
 
 
 def main() -> None:
-    names = sys.argv[1:] or ["quick", "scale-100k"]
+    names = sys.argv[1:] or ["quick", "scale-100k", "scale-1m"]
     readme = REPO / "README.md"
     text = readme.read_text()
     before, rest = text.split(START, 1)
