@@ -16,6 +16,7 @@ from sqlalchemy import event, text
 from tests.assembly.helpers import post
 
 from cairn.context import seeds as seeding
+from cairn.context import terms
 from cairn.context.agents import AlwaysSource, SemanticSource
 from cairn.db.engine import tenant_session
 
@@ -185,6 +186,77 @@ async def test_a_rare_shared_word_lifts_a_record_over_a_merely_similar_one(
         cosine = float(seed.detail.split("similarity ")[1].split(",")[0])
         shares = not seed.detail.endswith("lexical 0.00")
         assert (seed.score > cosine + 0.001) == shares and seed.score <= 1.0
+
+
+async def test_a_rare_word_nominates_a_record_the_vector_search_misses(
+    client: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More near-duplicates than the vector nominations hold (50), all sharing the trigger's
+    # common words: the record sharing only a rare word with the trigger comes from the
+    # full-text nomination, which leaves the common words out, and BM25 lifts it first.
+    # Common: in 100 or more of the tenant's records (every record is in the sample).
+    monkeypatch.setattr(terms, "SAMPLE", 10**9)
+    monkeypatch.setattr(terms, "COMMON_SHARE", 0.0)
+    monkeypatch.setattr(terms, "COMMON_MIN_RECORDS", 100)
+    schema = f"memo{uuid.uuid4().hex[:6]}.v1"
+    for i in range(120):
+        await post(client, schema_name=schema, title="memo",
+                   context={"text": f"Widget shipment {i} left the depot on time"})  # fmt: skip
+    rare = await post(
+        client, schema_name=schema, title="memo", context={"text": "Tax forms from Oaxaca"}
+    )
+    trigger = await post(
+        client, schema_name="user.message.v1", title="q",
+        context={"text": "Did the widget shipment reach the depot in Oaxaca?"},
+    )  # fmt: skip
+    resources = app.state.resources
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=3, min_similarity=0.0)
+    async with tenant_session(resources.session_factory, resources.default_tenant) as session:
+        common = await terms.CommonWords().of(session, resources.default_tenant)
+        assert {"widget", "shipment", "depot"} <= common.lexemes
+        assert "oaxaca" not in common.lexemes
+        nearest = await session.execute(
+            text(
+                "SELECT id FROM breadcrumbs WHERE schema_name = :schema ORDER BY 1 - (embedding"
+                " <=> (SELECT embedding FROM breadcrumbs WHERE id = :trigger)) DESC LIMIT 50"
+            ),
+            {"schema": schema, "trigger": trigger},
+        )
+        assert rare not in set(nearest.scalars())
+        batch = await seeding.semantic_seeds(
+            session, resources.default_tenant, trigger, source, [], [], NONE
+        )
+    assert batch.seeds[0].record_id == rare
+
+
+async def test_common_words_are_counted_once_per_ttl(
+    client: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(terms, "SAMPLE", 10**9)
+    monkeypatch.setattr(terms, "COMMON_SHARE", 0.0)
+    monkeypatch.setattr(terms, "COMMON_MIN_RECORDS", 30)
+    word = f"zq{uuid.uuid4().hex[:8]}"
+    now = [0.0]
+    words = terms.CommonWords(ttl=10, clock=lambda: now[0])
+    resources = app.state.resources
+
+    async def common() -> frozenset[str]:
+        async with tenant_session(resources.session_factory, resources.default_tenant) as session:
+            return (await words.of(session, resources.default_tenant)).lexemes
+
+    assert word not in await common()
+    for i in range(40):
+        await post(client, title="note", context={"text": f"{word} number {i}"})
+    now[0] = 9.0
+    assert word not in await common()  # still the count of t=0
+    now[0] = 10.5
+    assert word in await common()  # counted again
+    # The share counts too: 40 records are fewer than 45% of the tenant's 90 or more.
+    for i in range(50):
+        await post(client, title="note", context={"text": f"filler {i}"})
+    monkeypatch.setattr(terms, "COMMON_SHARE", 0.45)
+    now[0] = 21.0
+    assert word not in await common()
 
 
 async def test_semantic_scope_session_and_threshold(

@@ -25,6 +25,7 @@ from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
 from cairn.context.records import RecordCache, load_trigger
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.support import with_neighbour_support
+from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
 from cairn.embedding import tag_pointers
 
@@ -64,6 +65,7 @@ async def assemble(
     options: AssemblyOptions,
     llm_config: Mapping[str, Any] | None = None,
     record_cache: RecordCache | None = None,
+    common_words: CommonWords | None = None,
 ) -> Assembly | None:
     """The assembled context for ``agent`` and the trigger, or None if the trigger is gone."""
     timer = Timer()
@@ -80,12 +82,15 @@ async def assemble(
         agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
     )
     with timer.phase("seeds"):
+        always = await seeding.always_seeds(session, owner, agent.always, excluded, trigger.id)
+        semantic_batch = await seeding.semantic_seeds(
+            session, owner, trigger.id, semantic, pointers, sessions, excluded,
+            common_words=common_words,
+        )  # fmt: skip
         batches = [
             seeding.SeedBatch([Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], []),
-            await seeding.always_seeds(session, owner, agent.always, excluded, trigger.id),
-            await seeding.semantic_seeds(
-                session, owner, trigger.id, semantic, pointers, sessions, excluded
-            ),
+            always,
+            semantic_batch,
             await seeding.session_seeds(
                 session, owner, sessions, agent.session_limit, excluded, trigger.id
             ),

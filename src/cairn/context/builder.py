@@ -22,6 +22,7 @@ from cairn.context.directory import Directory
 from cairn.context.model import Record
 from cairn.context.records import RecordCache
 from cairn.context.render import ItemBlocks
+from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.context.write import write_context
 from cairn.db.engine import tenant_session
@@ -50,6 +51,8 @@ class ContextBuilder:
     blocks: LRU[Hashable, tuple[str, int]] = field(default_factory=lambda: LRU(BLOCK_CACHE_SIZE))
     # Records by id and version, so the graph stage does not fetch and decode them again.
     records: RecordCache = field(default_factory=lambda: RecordCache(RECORD_CACHE_SIZE))
+    # Each owner's common words, which nominate no search candidate (context.terms).
+    common_words: CommonWords = field(default_factory=CommonWords)
 
     @classmethod
     def create(
@@ -105,7 +108,7 @@ class ContextBuilder:
                 session, agent, trigger_id,
                 event_id=event_id, excluded=excluded, counter=self.counter,
                 item_blocks=self.item_blocks, options=self.options, record_cache=self.records,
-                llm_config=await _llm_config(session, agent),
+                common_words=self.common_words, llm_config=await _llm_config(session, agent),
             )  # fmt: skip
             if assembly is None:
                 return None

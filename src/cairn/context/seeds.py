@@ -5,7 +5,8 @@
 - ``semantic``: hybrid search — cosine similarity to the trigger's embedding fused with
   BM25 over the records' text — restricted to the agent's schemas (a real filter) and, with
   ``scope: session``, to the trigger's session. Filtered searches rank the filtered subset
-  exactly (pgvector would post-filter an HNSW scan and silently return fewer rows).
+  exactly (pgvector would post-filter an HNSW scan and silently return fewer rows); the
+  owner's common words (context.terms) nominate no candidates.
 
 The blacklist applies to every source.
 """
@@ -23,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn.context.agents import AlwaysSource, SemanticSource
 from cairn.context.model import Seed, SeedSource
 from cairn.context.records import LIVE, NOT_EXCLUDED
+from cairn.context.terms import Common, CommonWords
 
 # Fusion of the two signals for semantic seeds: cosine similarity, and BM25 over the
 # records' stored lexemes (`search_vector`: PostgreSQL's English stemming; IDF and length
@@ -144,14 +146,17 @@ async def semantic_seeds(
     pointers: Sequence[str],
     session_tags: Sequence[str],
     excluded: frozenset[str],
+    *,
+    common_words: CommonWords | None = None,
 ) -> SeedBatch:
     """Hybrid search around the trigger; ``below_threshold`` lists the best near misses
     (at most ``NEAR_MISSES``: the explanation names why the closest ones are out, not every
-    record of the subset)."""
+    record of the subset). ``common_words`` is the process's cache (a fresh one counts)."""
     if not source.enabled:
         return SeedBatch([], [])
+    common = await (common_words or CommonWords()).of(session, owner_id)
     rows = await _hybrid_candidates(
-        session, owner_id, trigger_id, source, pointers, session_tags, excluded
+        session, owner_id, trigger_id, source, pointers, common, session_tags, excluded
     )
     seeds: list[Seed] = []
     below: list[tuple[uuid.UUID, float]] = []
@@ -172,18 +177,23 @@ async def _hybrid_candidates(
     trigger_id: uuid.UUID,
     source: SemanticSource,
     pointers: Sequence[str],
+    common: Common,
     session_tags: Sequence[str],
     excluded: frozenset[str],
 ) -> list[dict[str, Any]]:
     """The filtered subset ranked exactly by the fused score. A session-scoped search scores
     every record of the session (up to ``LEXICAL_EXHAUSTIVE_ROWS``); a wider one scores the
-    candidates — the vector neighbours, the keyword-pointer matches and the full-text
-    matches — and takes BM25's document frequencies from them."""
+    candidates — the vector neighbours (one pass over the subset), the records sharing an
+    uncommon keyword pointer and those matching an uncommon lexeme (GIN lookups; see
+    context.terms) — and takes BM25's document frequencies from them."""
     clauses = ["owner_id = :owner", "id <> :trigger", LIVE, NOT_EXCLUDED]
     # array_to_tsvector rejects empty strings (no keyword or tag pointer is ever empty).
+    pointers = [p for p in pointers if p]
     params: dict[str, Any] = {
         "owner": owner_id, "trigger": trigger_id, "excluded": sorted(excluded),
-        "pointers": [p for p in pointers if p], "pool": max(50, 4 * source.limit),
+        "pointers": pointers, "pool": max(50, 4 * source.limit),
+        "rare_pointers": [p for p in pointers if p not in common.keywords],
+        "common_lexemes": sorted(common.lexemes),
     }  # fmt: skip
     if source.schemas:
         clauses.append("schema_name = ANY(:schemas)")
@@ -195,38 +205,47 @@ async def _hybrid_candidates(
         params["session_tags"] = list(session_tags)
     params["exhaustive"] = source.scope == "session"
     params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
+    where = " AND ".join(clauses)
     query = text(
         f"""
         WITH probe AS (SELECT embedding, search_vector AS tsv FROM breadcrumbs WHERE id = :trigger),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
-        -- The trigger's lexemes OR-ed (websearch_to_tsquery never fails on odd input;
-        -- 'simple' keeps the already stemmed lexemes as they are).
+        -- The trigger's informative lexemes OR-ed (websearch_to_tsquery never fails on odd
+        -- input; 'simple' keeps the already stemmed lexemes as they are).
         term_query AS MATERIALIZED (
             SELECT websearch_to_tsquery('simple', coalesce(string_agg(lexeme, ' or '), ''))
                    AS query
-            FROM terms
+            FROM terms WHERE NOT (lexeme = ANY(CAST(:common_lexemes AS text[])))
         ),
         -- The keyword pointers as a set: how many a record shares is how many its keywords
         -- remove from it (a binary search per keyword, where `&&` compares every pair).
         pointer_set AS MATERIALIZED (
             SELECT array_to_tsvector(CAST(:pointers AS text[])) AS tsv
         ),
-        -- One pass over the subset keeps only what the nominations rank by: no vectors or
-        -- lexemes are carried through (they would spill the CTE to disk at 100k records).
+        -- One pass over the subset computes the similarity alone: no vectors or lexemes are
+        -- carried through (they would spill the CTE to disk at 100k records).
         scored AS MATERIALIZED (
-            SELECT id, 1 - (embedding <=> (SELECT embedding FROM probe)) AS similarity,
-                   coalesce(length(pointer_set.tsv)
-                            - length(ts_delete(pointer_set.tsv, entity_keywords)), 0) AS shared,
-                   CASE WHEN search_vector @@ (SELECT query FROM term_query)
-                        THEN ts_rank(search_vector, (SELECT query FROM term_query)) END AS text_rank
-            FROM breadcrumbs, pointer_set WHERE {" AND ".join(clauses)}
+            SELECT id, 1 - (embedding <=> (SELECT embedding FROM probe)) AS similarity
+            FROM breadcrumbs WHERE {where}
         ),
         by_vector AS (SELECT id FROM scored WHERE similarity IS NOT NULL
                       ORDER BY similarity DESC, id LIMIT :pool),
-        by_keyword AS (SELECT id FROM scored WHERE shared > 0
-                       ORDER BY shared DESC, similarity DESC NULLS LAST, id LIMIT :pool),
-        by_text AS (SELECT id FROM scored WHERE text_rank IS NOT NULL
-                    ORDER BY text_rank DESC, similarity DESC NULLS LAST, id LIMIT :pool),
+        -- The keyword and full-text nominations come from the GIN indexes, by the trigger's
+        -- uncommon words only (context.terms): a common one would match most records.
+        by_keyword AS (
+            SELECT id FROM breadcrumbs, pointer_set
+            WHERE {where} AND entity_keywords && CAST(:rare_pointers AS text[])
+            ORDER BY length(pointer_set.tsv) - length(ts_delete(pointer_set.tsv, entity_keywords))
+                     DESC, embedding <=> (SELECT embedding FROM probe), id
+            LIMIT :pool
+        ),
+        by_text AS (
+            SELECT id FROM breadcrumbs
+            WHERE {where} AND search_vector @@ (SELECT query FROM term_query)
+            ORDER BY ts_rank(search_vector, (SELECT query FROM term_query)) DESC,
+                     embedding <=> (SELECT embedding FROM probe), id
+            LIMIT :pool
+        ),
         candidates AS MATERIALIZED (
             SELECT id, similarity FROM scored
             WHERE (CAST(:exhaustive AS boolean)
