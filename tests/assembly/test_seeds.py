@@ -162,6 +162,10 @@ def _term_counts(tsv: str) -> dict[str, int]:
     return counts
 
 
+async def _question(client: httpx.AsyncClient, question: str) -> uuid.UUID:
+    return await post(client, schema_name="user.message.v1", title="q", context={"text": question})
+
+
 async def test_a_rare_shared_word_lifts_a_record_over_a_merely_similar_one(
     client: httpx.AsyncClient, app: FastAPI
 ) -> None:
@@ -170,10 +174,7 @@ async def test_a_rare_shared_word_lifts_a_record_over_a_merely_similar_one(
              "My kids loved the trip to the mountains", "Grandma sent us a quilt from Oaxaca",
              "The weather was lovely on our walk"]  # fmt: skip
     ids = [await post(client, schema_name=schema, title="turn", context={"text": t}) for t in texts]
-    trigger = await post(
-        client, schema_name="user.message.v1", title="q",
-        context={"text": "Where did the quilt come from?"},
-    )  # fmt: skip
+    trigger = await _question(client, "Where did the quilt come from?")
     resources = app.state.resources
     source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
@@ -188,16 +189,21 @@ async def test_a_rare_shared_word_lifts_a_record_over_a_merely_similar_one(
         assert (seed.score > cosine + 0.001) == shares and seed.score <= 1.0
 
 
+def _common_from(monkeypatch: pytest.MonkeyPatch, records: int) -> None:
+    """A word is common when ``records`` or more of the tenant's records hold it (the
+    sample takes every record, the share is off)."""
+    monkeypatch.setattr(terms, "SAMPLE", 10**9)
+    monkeypatch.setattr(terms, "COMMON_SHARE", 0.0)
+    monkeypatch.setattr(terms, "COMMON_MIN_RECORDS", records)
+
+
 async def test_a_rare_word_nominates_a_record_the_vector_search_misses(
     client: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # More near-duplicates than the vector nominations hold (50), all sharing the trigger's
     # common words: the record sharing only a rare word with the trigger comes from the
     # full-text nomination, which leaves the common words out, and BM25 lifts it first.
-    # Common: in 100 or more of the tenant's records (every record is in the sample).
-    monkeypatch.setattr(terms, "SAMPLE", 10**9)
-    monkeypatch.setattr(terms, "COMMON_SHARE", 0.0)
-    monkeypatch.setattr(terms, "COMMON_MIN_RECORDS", 100)
+    _common_from(monkeypatch, 100)
     schema = f"memo{uuid.uuid4().hex[:6]}.v1"
     for i in range(120):
         await post(client, schema_name=schema, title="memo",
@@ -205,10 +211,7 @@ async def test_a_rare_word_nominates_a_record_the_vector_search_misses(
     rare = await post(
         client, schema_name=schema, title="memo", context={"text": "Tax forms from Oaxaca"}
     )
-    trigger = await post(
-        client, schema_name="user.message.v1", title="q",
-        context={"text": "Did the widget shipment reach the depot in Oaxaca?"},
-    )  # fmt: skip
+    trigger = await _question(client, "Did the widget shipment reach the depot in Oaxaca?")
     resources = app.state.resources
     source = SemanticSource(enabled=True, schemas=(schema,), limit=3, min_similarity=0.0)
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
@@ -232,9 +235,7 @@ async def test_a_rare_word_nominates_a_record_the_vector_search_misses(
 async def test_common_words_are_counted_once_per_ttl(
     client: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(terms, "SAMPLE", 10**9)
-    monkeypatch.setattr(terms, "COMMON_SHARE", 0.0)
-    monkeypatch.setattr(terms, "COMMON_MIN_RECORDS", 30)
+    _common_from(monkeypatch, 30)
     word = f"zq{uuid.uuid4().hex[:8]}"
     now = [0.0]
     words = terms.CommonWords(ttl=10, clock=lambda: now[0])
