@@ -109,9 +109,9 @@ def markdown(result: dict[str, Any]) -> str:
     rss = [
         f"{k.replace('_rss_mb', '')} {result[k]} MB"
         for k in ("server_rss_mb", "worker_rss_mb")
-        if k in result
+        if result.get(k) is not None
     ]
-    lines.append(f"Resident memory: {', '.join(r for r in rss if 'None' not in r)}.")
+    lines.append(f"Resident memory: {', '.join(rss)}.")
     lines.append(
         f"Ratio baseline/Cairn, e2e p50: **{result['ratio_e2e_p50']}x**, "
         f"p99: {result['ratio_e2e_p99']}x. Load average before/after: "

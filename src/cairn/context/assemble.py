@@ -82,19 +82,17 @@ async def assemble(
         agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
     )
     with timer.phase("seeds"):
-        always = await seeding.always_seeds(session, owner, agent.always, excluded, trigger.id)
-        semantic_batch = await seeding.semantic_seeds(
-            session, owner, trigger.id, semantic, pointers, sessions, excluded,
-            common_words=common_words,
-        )  # fmt: skip
         batches = [
             seeding.SeedBatch([Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], []),
-            always,
-            semantic_batch,
+            await seeding.always_seeds(session, owner, agent.always, excluded, trigger.id),
+            await seeding.semantic_seeds(
+                session, owner, trigger.id, semantic, pointers, sessions, excluded,
+                common_words=common_words,
+            ),
             await seeding.session_seeds(
                 session, owner, sessions, agent.session_limit, excluded, trigger.id
             ),
-        ]
+        ]  # fmt: skip
     seeds, upstream = _merge(batches)
     with timer.phase("graph"):
         graph = await load_graph(
