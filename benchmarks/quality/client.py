@@ -14,7 +14,9 @@ from dataset import Turn
 
 TURN_SCHEMA = "user.message.v1"  # bootstrap hints render it as "Speaker (date): text"
 QUESTION_SCHEMA = "locomo.question.v1"
-WORKER_METRIC = re.compile(r"^cairn_worker_messages_total\{[^}]*\} ([0-9.e+]+)$", re.M)
+WORKER_METRIC = re.compile(
+    r"^cairn_consumer_messages_total\{consumer=\"cairn-worker\",[^}]*\} ([0-9.e+]+)$", re.M
+)
 POLL_S = 0.01
 CONTEXT_TIMEOUT_S = 30.0
 

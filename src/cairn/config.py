@@ -88,6 +88,11 @@ class EventSettings(BaseModel):
     webhook_cache_ttl_s: float = 2.0  # how long an owner's active webhooks are reused
     webhook_ack_wait_s: float = 30.0  # JetStream redelivers an event left unacked this long
     webhook_requeue_poll_s: float = 1.0  # how often DLQ entries asked to retry are looked for
+    worker_ack_wait_s: float = 30.0  # JetStream redelivers a worker's event left unacked this long
+    # Deliveries of one event to one consumer (worker, webhooks) before it is recorded as a
+    # dead letter; waiting out a database outage does not count.
+    consumer_max_deliveries: int = Field(default=20, ge=1)
+    consumer_outage_max_backoff_s: float = Field(default=10.0, gt=0)  # between outage probes
 
 
 class ContextSettings(BaseModel):

@@ -13,7 +13,9 @@ from sqlalchemy import text
 from tests.assembly.helpers import post
 
 from cairn.context.agents import Agent, parse_agent
-from cairn.worker.consumer import DurableConsumer
+from cairn.db.engine import database_probe
+from cairn.events.consumer import ConsumerRunner, ConsumerSpec, Delivery
+from cairn.events.dead_letters import DatabaseDeadLetters
 
 
 def _agent(app: FastAPI, key: str) -> Agent:
@@ -26,6 +28,23 @@ def _agent(app: FastAPI, key: str) -> Agent:
     agent = parse_agent(uuid.uuid4(), app.state.resources.default_tenant, definition)
     assert agent is not None
     return agent
+
+
+def _runner(
+    app: FastAPI, handler: Any, durable: str, *, concurrency: int = 1, ack_wait_s: float = 30.0
+) -> ConsumerRunner:
+    resources = app.state.resources
+
+    async def on_delivery(delivery: Delivery) -> None:
+        await handler(delivery.event())
+
+    spec = ConsumerSpec(durable, concurrency, ack_wait_s, max_deliveries=20)
+    sessions = resources.session_factory
+    dead_letters, probe = DatabaseDeadLetters(sessions), database_probe(sessions)
+    events = resources.settings.events
+    return ConsumerRunner(
+        resources.nats, on_delivery, spec, dead_letters=dead_letters, probe=probe, events=events
+    )
 
 
 async def _context_events(app: FastAPI, consumer: str) -> list[str]:
@@ -79,7 +98,7 @@ async def test_worker_killed_mid_assembly_is_redelivered_and_assembled_once(
             seen.append("second worker")
             await builder.build(agent, uuid.UUID(event["breadcrumb_id"]), event["event_id"])
 
-    first = DurableConsumer(js, dies_mid_assembly, durable=durable, concurrency=1, ack_wait_s=1.5)
+    first = _runner(app, dies_mid_assembly, durable, ack_wait_s=1.5)
     dying = asyncio.create_task(first.run())
     await asyncio.sleep(0.3)  # the durable exists before the trigger is posted
     await post(client, tags=[f"session:{key}"], context={"text": "trigger"})
@@ -89,7 +108,7 @@ async def test_worker_killed_mid_assembly_is_redelivered_and_assembled_once(
         await asyncio.sleep(0.1)
     dying.cancel()  # killed without ack or nak
     await asyncio.gather(dying, return_exceptions=True)
-    second = DurableConsumer(js, assembles, durable=durable, concurrency=1, ack_wait_s=1.5)
+    second = _runner(app, assembles, durable, ack_wait_s=1.5)
     surviving = asyncio.create_task(second.run())
     try:
         for _ in range(100):
@@ -122,7 +141,7 @@ async def test_two_workers_share_the_stream_without_double_assembly(
 
         return handle
 
-    consumers = [DurableConsumer(js, handler(n), durable=durable, concurrency=2) for n in "ab"]
+    consumers = [_runner(app, handler(n), durable, concurrency=2) for n in "ab"]
     tasks = [asyncio.create_task(c.run()) for c in consumers]
     await asyncio.sleep(0.3)
     triggers = [

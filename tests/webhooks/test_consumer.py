@@ -11,7 +11,7 @@ from tests.webhooks.receiver import Receiver, eventually
 from tests.webhooks.test_delivery import post, register
 
 from cairn.events.payloads import STREAM_NAME
-from cairn.webhooks.consumer import CONSUMER
+from cairn.webhooks.worker import CONSUMER
 
 
 async def test_durable_consumer_acknowledges_after_delivery(

@@ -36,6 +36,7 @@ from cairn.db.tenants import ensure_tenant
 from cairn.embedding import Embedder
 from cairn.embedding.factory import load_embedder
 from cairn.errors import ConfigurationError
+from cairn.events import endpoints as dead_events
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
 from cairn.secrets import endpoints as secrets
@@ -54,6 +55,7 @@ ROUTERS = (
     breadcrumbs.router,
     stream.router,
     webhooks.router,
+    dead_events.router,
     contexts.router,
     acl.router,
     secrets.router,

@@ -71,7 +71,7 @@ class ContextBuilder:
             session_factory=session_factory,
             transforms=transforms,
             counter=TokenCounter.from_dir(tokenizers, options.encoding),
-            directory=Directory(session_factory),
+            directory=Directory(session_factory, on_change=transforms.invalidate),
             options=AssemblyOptions(
                 default_budget=options.default_budget,
                 max_nodes=options.max_nodes,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy import event, text
@@ -110,3 +111,14 @@ async def warn_if_rls_bypassed(engine: AsyncEngine) -> bool:
             user,
         )
     return bool(bypasses)
+
+
+def database_probe(sessions: async_sessionmaker[AsyncSession]) -> Callable[[], Awaitable[None]]:
+    """A check that the database answers (raises when it does not): consumers call it to
+    tell an outage from a failing query."""
+
+    async def probe() -> None:
+        async with sessions() as session:
+            await session.execute(text("SELECT 1"))
+
+    return probe

@@ -231,6 +231,35 @@ webhook_dlq = Table(
     Index("uq_webhook_dlq_webhook_event", "webhook_id", "event_id", unique=True),
 )
 
+# Breadcrumb events a JetStream consumer gave up on (revision 0011): recorded, never dropped.
+event_dead_letters = Table(
+    "event_dead_letters",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), nullable=False),
+    Column("consumer", Text, nullable=False),
+    Column("subject", Text, nullable=False),
+    Column("stream_sequence", BigInteger, nullable=False),
+    Column("event_id", Text),
+    Column("event_type", Text),
+    Column("breadcrumb_id", UUID(as_uuid=True)),
+    Column("deliveries", Integer, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("payload", JSONB, nullable=False),
+    _timestamp("created_at"),
+    Index("uq_event_dead_letters_message", "consumer", "stream_sequence", unique=True),
+    Index("ix_event_dead_letters_owner_created", "owner_id", "created_at"),
+)
+
+# Bumped by a trigger on every write of an agent, blacklist or schema definition (revision
+# 0011): every worker compares it with what its caches were loaded at.
+definition_generations = Table(
+    "definition_generations",
+    metadata,
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), primary_key=True),
+    Column("generation", BigInteger, nullable=False),
+)
+
 # ACL entries (revision 0005): one RCRT action on one record for a grantee tenant, or one
 # agent of it (``grantee_agent_id`` NULL: every agent of that tenant).
 breadcrumb_acl = Table(

@@ -9,8 +9,10 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.config import EventSettings
+from cairn.db.engine import database_probe
+from cairn.events.consumer import ConsumerRunner, ConsumerSpec, Delivery
+from cairn.events.dead_letters import DatabaseDeadLetters as DeadEvents
 from cairn.events.nats_client import NatsHolder
-from cairn.webhooks.consumer import WebhookConsumer
 from cairn.webhooks.delivery import Deliverer
 from cairn.webhooks.dispatch import DatabaseDeadLetters, EventDispatcher
 from cairn.webhooks.requeue import DeadLetterRequeuer
@@ -37,8 +39,39 @@ async def run_webhook_delivery(
         deliverer = Deliverer(http, settings)
         targets = TargetCache(database_loader(sessions), settings.webhook_cache_ttl_s)
         dispatcher = EventDispatcher(targets, deliverer, DatabaseDeadLetters(sessions))
-        consumer = WebhookConsumer(holder, dispatcher, settings)
+        consumer = webhook_consumer(holder, dispatcher, sessions, settings)
         requeuer = DeadLetterRequeuer(system_sessions or sessions, deliverer, settings)
         async with asyncio.TaskGroup() as group:
             group.create_task(consumer.run(), name="webhook-consumer")
             group.create_task(requeuer.run(), name="webhook-requeue")
+
+
+CONSUMER = "webhooks"
+
+
+def webhook_consumer(
+    holder: NatsHolder,
+    dispatcher: EventDispatcher,
+    sessions: async_sessionmaker[AsyncSession],
+    settings: EventSettings,
+) -> ConsumerRunner:
+    """Every API process pulls from the same durable consumer, so each event is handled by
+    one of them; it is acknowledged once every delivery of it finished (delivered or in the
+    webhook DLQ). Receivers deduplicate redeliveries by ``X-Cairn-Event-Id``."""
+
+    async def dispatch(delivery: Delivery) -> None:
+        await dispatcher.dispatch(delivery.data)
+
+    capacity = max(1, settings.webhook_concurrency)
+    spec = ConsumerSpec(
+        durable=CONSUMER,
+        concurrency=capacity,
+        ack_wait_s=settings.webhook_ack_wait_s,
+        max_deliveries=settings.consumer_max_deliveries,
+        outage_max_backoff_s=settings.consumer_outage_max_backoff_s,
+        max_ack_pending=capacity * 4,
+    )
+    dead_letters, probe = DeadEvents(sessions), database_probe(sessions)
+    return ConsumerRunner(
+        holder, dispatch, spec, dead_letters=dead_letters, probe=probe, events=settings
+    )

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
-from cairn.db.engine import create_engine, create_session_factory
+from cairn.db.engine import create_engine, create_session_factory, database_probe
 from cairn.edges.builder import EdgeOptions
+from cairn.events.consumer import ConsumerRunner, ConsumerSpec
+from cairn.events.dead_letters import DatabaseDeadLetters
 from cairn.events.nats_client import NatsHolder
-from cairn.events.stream_setup import ensure_stream
 from cairn.transforms import Transforms
-from cairn.worker.consumer import DurableConsumer
 from cairn.worker.handlers import Handlers
 
 log = logging.getLogger(__name__)
@@ -45,11 +45,14 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         )
         handlers = Handlers(sessions, EdgeOptions(), builder)
         await holder.run()
-        js = holder.jetstream()
-        assert js is not None
-        await ensure_stream(js, settings.events)
-        consumer = DurableConsumer(
-            js, handlers.handle, durable=DURABLE, concurrency=settings.worker_concurrency
+        events = settings.events
+        spec = ConsumerSpec.from_settings(
+            DURABLE, settings.worker_concurrency, events.worker_ack_wait_s, events
+        )
+        dead_letters = DatabaseDeadLetters(sessions)
+        probe = database_probe(sessions)
+        consumer = ConsumerRunner(
+            holder, handlers.handle, spec, dead_letters=dead_letters, probe=probe, events=events
         )
         consuming = asyncio.create_task(consumer.run(), name="worker-consumer")
         await _until(stop, consuming)

@@ -7,14 +7,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.breadcrumbs import repository as breadcrumbs
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
 from cairn.edges.builder import EdgeOptions, build_edges
-from cairn.worker.outcomes import PoisonMessage, RetryLater
+from cairn.events.consumer import Delivery
+from cairn.events.outcomes import PoisonMessage
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +22,10 @@ Step = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class Handlers:
+    """Steps per event type. A database outage propagates as it is: the consumer runner
+    recognises it, holds the event and handles it again once the database is back (every
+    step is idempotent)."""
+
     def __init__(
         self,
         session_factory: async_sessionmaker[AsyncSession],
@@ -38,18 +42,19 @@ class Handlers:
             "breadcrumb.deleted": [self.refresh_caches],
         }
 
-    async def handle(self, event: dict[str, Any]) -> None:
+    async def handle(self, delivery: Delivery) -> None:
+        await self.handle_event(delivery.event())
+
+    async def handle_event(self, event: dict[str, Any]) -> None:
         steps = self.table.get(str(event.get("type")))
         if steps is None:
             raise PoisonMessage(f"unknown event type {event.get('type')!r}")
-        try:
-            for step in steps:
-                await step(event)
-        except (OperationalError, DBAPIError, OSError) as error:
-            raise RetryLater(f"database unavailable: {error}"[:200]) from error
+        for step in steps:
+            await step(event)
 
     async def refresh_caches(self, event: dict[str, Any]) -> None:
-        """Agents, the blacklist and schema hints changed elsewhere: forget them here."""
+        """Agents, the blacklist and schema hints changed: forget them here at once (other
+        workers learn of it from the definitions' generation, see ``build_edges``)."""
         self.contexts.directory.on_event(event)
         self.contexts.transforms.invalidate_for_event(event)
 
@@ -62,6 +67,9 @@ class Handlers:
         owner, record_id = _ids(event)
         # Within the event's tenant: the edge queries cannot reach another tenant's records.
         async with tenant_session(self.session_factory, owner) as session, session.begin():
+            # In the same transaction, to spare a round trip: whether another worker's event
+            # changed this tenant's agents, blacklist or schema hints since they were loaded.
+            await self.contexts.directory.sync(session, owner)
             row = await breadcrumbs.get(session, owner, record_id)
             if row is None:  # deleted since: nothing to link
                 return

@@ -1,0 +1,75 @@
+"""What a consumer's handler can say about a message besides success.
+
+A handler returns normally when the message is done (acknowledged), or raises:
+
+- :class:`PoisonMessage`: it can never be handled (malformed): recorded as a dead letter,
+  never redelivered;
+- :class:`DependencyDown`, or any error :func:`is_outage` recognises, *and* the consumer's
+  probe confirms it: PostgreSQL (or another dependency) is unreachable. Not the message's
+  fault: the runner retries the same message in place, with capped exponential backoff, and
+  fetches nothing new meanwhile, so an outage never counts against its delivery limit (an
+  error that looks like an outage while the probe succeeds is treated as a defect, so a
+  misread error cannot hold a message forever);
+- :class:`RetryLater`: a transient failure of this message (a conflict): redelivered after
+  ``delay_s``; counts as a delivery;
+- anything else: a defect. Redelivered with backoff until the delivery limit, then recorded
+  as a dead letter.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, TimeoutError
+
+
+class RetryLater(Exception):
+    """A transient failure of this message: redeliver after ``delay_s``."""
+
+    def __init__(self, reason: str, delay_s: float = 1.0) -> None:
+        super().__init__(reason)
+        self.delay_s = delay_s
+
+
+class PoisonMessage(Exception):
+    """The message can never be handled (malformed): terminate it, never redeliver."""
+
+
+class DependencyDown(Exception):
+    """A dependency the handler needs is unreachable; the message itself is fine."""
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether ``error`` says a dependency is unreachable rather than that the work is wrong:
+    a lost or refused database connection, a pool that timed out waiting for one, a server
+    shutting down. A query that PostgreSQL rejected is a defect, not an outage."""
+    if isinstance(error, DependencyDown | OSError | TimeoutError):
+        return True  # sqlalchemy's TimeoutError: no pooled connection came in time
+    if isinstance(error, DBAPIError):
+        if error.connection_invalidated or isinstance(error, InterfaceError):
+            return True
+        original = getattr(error, "orig", None)
+        return isinstance(error, OperationalError) or _asyncpg_connection_error(original)
+    return _asyncpg_connection_error(error)
+
+
+def _asyncpg_connection_error(error: BaseException | None) -> bool:
+    """asyncpg's own errors for a connection that went away or could not be made; SQLAlchemy
+    wraps them (the original is on ``orig``, or the ``__cause__`` of the adapted error)."""
+    for _ in range(5):
+        if error is None:
+            return False
+        if isinstance(error, _CONNECTION_ERRORS) and not isinstance(
+            error,
+            asyncpg.exceptions.QueryCanceledError,  # a statement timeout: the query's
+        ):
+            return True
+        error = error.__cause__ or getattr(error, "orig", None)
+    return False
+
+
+_CONNECTION_ERRORS = (
+    OSError,
+    asyncpg.exceptions.PostgresConnectionError,  # lost, refused, rejected
+    asyncpg.exceptions.OperatorInterventionError,  # shutting down, starting up
+    asyncpg.exceptions.TooManyConnectionsError,
+)
