@@ -3,13 +3,18 @@ records absent from B's lists and searches, and none of A's events on B's stream
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from tests.auth.conftest import Mint, bearer
 from tests.factories import breadcrumb
 from tests.stream.sse_client import sse
+
+from cairn.events.consumer import Delivery
+from cairn.events.dead_letters import DatabaseDeadLetters
 
 RECORD_ROUTES = [
     ("GET", "/breadcrumbs/{id}", None),
@@ -148,3 +153,22 @@ async def test_tenant_b_sees_and_removes_none_of_tenant_a_webhooks_and_agents(
     # A's are all still there.
     assert len((await jwt_client.get(f"/agents/{agent}/webhooks", headers=a)).json()) == 1
     assert (await jwt_client.get(f"/agents/{agent}", headers=a)).status_code == 200
+
+
+async def test_tenant_b_sees_and_removes_none_of_tenant_a_dead_events(
+    jwt_app: FastAPI, jwt_client: httpx.AsyncClient, mint: Mint
+) -> None:
+    tenant_a = uuid.uuid4()
+    a = bearer(mint(owner_id=tenant_a, roles=["curator"]))
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    assert (await jwt_client.get("/worker/dead", headers=a)).json() == []  # A's tenant exists
+    event = {"type": "breadcrumb.created", "owner_id": str(tenant_a), "event_id": "e-1"}
+    delivery = Delivery("bc.x.created", json.dumps(event).encode(), 10**9 + 1, 20)
+    sink = DatabaseDeadLetters(jwt_app.state.resources.session_factory)
+    await sink.record(f"isolation-{tenant_a}", delivery, "gave up")
+    [entry] = (await jwt_client.get("/worker/dead", headers=a)).json()
+    assert entry["event_id"] == "e-1" and entry["deliveries"] == 20
+    assert (await jwt_client.get("/worker/dead", headers=b)).json() == []
+    assert (await jwt_client.delete(f"/worker/dead/{entry['id']}", headers=b)).status_code == 404
+    assert (await jwt_client.delete(f"/worker/dead/{entry['id']}", headers=a)).status_code == 200
+    assert (await jwt_client.get("/worker/dead", headers=a)).json() == []

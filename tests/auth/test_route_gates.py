@@ -57,6 +57,8 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("GET", "/dlq"): C,
     ("DELETE", "/dlq/{entry_id}"): C,
     ("POST", "/dlq/{entry_id}/retry"): C,
+    ("GET", "/worker/dead"): C,
+    ("DELETE", "/worker/dead/{entry_id}"): C,
     ("GET", "/contexts/{consumer_id}"): S,
     ("POST", "/contexts/assemble"): E,
     ("GET", "/acl"): C,

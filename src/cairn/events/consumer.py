@@ -47,7 +47,7 @@ FETCH_TIMEOUT_S = 1.0
 CONSUMER_CHECK_S = 10.0  # while idle, check this often that the consumer still exists
 MIN_BACKOFF_S, MAX_BACKOFF_S = 0.5, 5.0  # between attempts to bind after losing NATS
 PROBE_TIMEOUT_S = 5.0
-DEFECT_DELAY_S, MAX_DEFECT_DELAY_S = 2.0, 60.0  # before delivery n+1 after a defect
+MAX_DEFECT_DELAY_S = 60.0
 
 MESSAGES = Counter(
     "cairn_consumer_messages_total",
@@ -77,6 +77,7 @@ class ConsumerSpec:
     max_deliveries: int  # deliveries before a dead letter; an outage waited out is not one
     outage_max_backoff_s: float = 10.0
     max_ack_pending: int | None = None  # across every process; JetStream's default if None
+    defect_delay_s: float = 2.0  # before delivery n+1 after a defect: this x 2^(n-1), capped
 
     @classmethod
     def from_settings(
@@ -339,7 +340,7 @@ class ConsumerRunner:
         )  # fmt: skip
         if delivery.deliveries >= self.spec.max_deliveries:
             return await self._give_up(delivery, f"{type(error).__name__}: {error}")
-        delay = min(DEFECT_DELAY_S * 2 ** (delivery.deliveries - 1), MAX_DEFECT_DELAY_S)
+        delay = min(self.spec.defect_delay_s * 2 ** (delivery.deliveries - 1), MAX_DEFECT_DELAY_S)
         return _Settle("nak", delay)
 
     async def _give_up(self, delivery: Delivery, reason: str) -> _Settle:

@@ -6,6 +6,8 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import create_engine, create_session_factory, database_probe
@@ -43,17 +45,8 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         builder = await asyncio.to_thread(
             ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
         )
-        handlers = Handlers(sessions, EdgeOptions(), builder)
         await holder.run()
-        events = settings.events
-        spec = ConsumerSpec.from_settings(
-            DURABLE, settings.worker_concurrency, events.worker_ack_wait_s, events
-        )
-        dead_letters = DatabaseDeadLetters(sessions)
-        probe = database_probe(sessions)
-        consumer = ConsumerRunner(
-            holder, handlers.handle, spec, dead_letters=dead_letters, probe=probe, events=events
-        )
+        consumer = worker_consumer(settings, sessions, holder, builder)
         consuming = asyncio.create_task(consumer.run(), name="worker-consumer")
         await _until(stop, consuming)
         await consumer.stop()
@@ -65,6 +58,26 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     finally:
         await holder.close()
         await engine.dispose()
+
+
+def worker_consumer(
+    settings: Settings,
+    sessions: async_sessionmaker[AsyncSession],
+    holder: NatsHolder,
+    builder: ContextBuilder,
+    *,
+    durable: str = DURABLE,
+) -> ConsumerRunner:
+    """The worker's handlers on the shared durable consumer ``durable``."""
+    handlers = Handlers(sessions, EdgeOptions(), builder)
+    events = settings.events
+    spec = ConsumerSpec.from_settings(
+        durable, settings.worker_concurrency, events.worker_ack_wait_s, events
+    )
+    dead_letters, probe = DatabaseDeadLetters(sessions), database_probe(sessions)
+    return ConsumerRunner(
+        holder, handlers.handle, spec, dead_letters=dead_letters, probe=probe, events=events
+    )
 
 
 async def _until(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
