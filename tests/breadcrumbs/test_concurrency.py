@@ -106,3 +106,24 @@ async def test_concurrent_tag_adds_lose_nothing(client: httpx.AsyncClient) -> No
     assert {r.status_code for r in responses} == {200}
     view = (await client.get(url)).json()
     assert sorted(view["tags"]) == sorted(tags) and view["version"] == 11
+
+
+async def test_deleting_linked_records_at_once_never_deadlocks(
+    worker: None, client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    """Records of one session are linked both ways (temporal, tag edges) while the worker is
+    still adding edges; deleting them concurrently used to deadlock (500)."""
+    statuses: list[int] = []
+    for round_ in range(25):
+        session = f"session:{uuid.uuid4().hex[:8]}"
+        shared = f"race:{uuid.uuid4().hex[:6]}"
+        ids = [
+            (await client.post("/breadcrumbs", json=breadcrumb(tags=[session, shared]))).json()[
+                "id"
+            ]
+            for _ in range(4)
+        ]
+        await asyncio.sleep(0.02 * (round_ % 5))  # some deletes meet the worker's edge writes
+        deletes = await asyncio.gather(*(client.delete(f"/breadcrumbs/{i}") for i in ids[:3]))
+        statuses += [response.status_code for response in deletes]
+    assert set(statuses) == {200}

@@ -34,6 +34,7 @@ from cairn.breadcrumbs.validation import (
     checksum,
 )
 from cairn.context.definitions import check_definition
+from cairn.edges import repository as edges
 from cairn.embedding import entity_keywords, tag_pointers
 from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
@@ -104,6 +105,7 @@ class BreadcrumbWriter(BreadcrumbService):
     async def delete(self, breadcrumb_id: uuid.UUID) -> Row:
         current = await self._current(breadcrumb_id, lock=True)
         await self._authorize(current, AclAction.DELETE)
+        await edges.lock_edges_of(self.session, self.principal.owner_id, breadcrumb_id)
         row = await repository.delete_breadcrumb(
             self.session, self.principal.owner_id, breadcrumb_id
         )

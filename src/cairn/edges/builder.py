@@ -50,6 +50,11 @@ async def build_edges(
         *await _semantic(session, record, options),
     ]
     edges = [edge for edge in edges if edge[0] != edge[1]]
+    if edges:
+        ends = {end for edge in edges for end in edge[:2]}
+        present = await repository.lock_endpoints(session, owner, list(ends))
+        # Only between records that still exist, written in key order (as deletes lock them).
+        edges = sorted(edge for edge in edges if edge[0] in present and edge[1] in present)
     await repository.upsert_edges(session, owner, edges)
     return Counter(edge_type for _, _, edge_type, _ in edges)
 

@@ -31,6 +31,33 @@ async def upsert_edges(
         await session.execute(_UPSERT, params)
 
 
+async def lock_endpoints(
+    session: AsyncSession, owner_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> set[uuid.UUID]:
+    """Of ``ids``, the records that still exist, each locked ``FOR KEY SHARE`` (it cannot be
+    deleted before this transaction ends) in id order. Taking these locks up front, in one
+    order, before any edge row is touched is what keeps edge writes from deadlocking with
+    deletes (see :func:`lock_edges_of`); a record deleted meanwhile is simply left out."""
+    query = text(
+        "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND id = ANY(:ids)"
+        " ORDER BY id FOR KEY SHARE"
+    )
+    rows = await session.execute(query, {"owner": owner_id, "ids": sorted(set(ids))})
+    return {row.id for row in rows}
+
+
+async def lock_edges_of(session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID) -> None:
+    """Lock every edge of a record about to be deleted, in one global order. The delete's
+    cascade would otherwise lock them in two passes (edges from it, then edges to it), and two
+    deletes of linked records, each holding one end, would wait for each other."""
+    query = text(
+        "SELECT 1 FROM breadcrumb_edges WHERE owner_id = :owner"
+        " AND (from_id = :id OR to_id = :id)"
+        " ORDER BY from_id, to_id, edge_type FOR UPDATE"
+    )
+    await session.execute(query, {"owner": owner_id, "id": record_id})
+
+
 async def existing_ids(
     session: AsyncSession, owner_id: uuid.UUID, ids: Sequence[uuid.UUID]
 ) -> list[uuid.UUID]:
