@@ -1,7 +1,8 @@
 """One typed settings object, read from the environment (``CAIRN_*``).
 
 Groups follow the subsystems: ``limits`` (input sizes, request rates), ``embedding`` (model and
-batching), ``jwt`` (token keys and checks; the mode itself is ``CAIRN_AUTH``).
+batching), ``jwt`` (token keys and checks; the mode itself is ``CAIRN_AUTH``), ``compat``
+(switches for RCRT clients).
 Nested values use a double underscore: ``CAIRN_LIMITS__MAX_TAGS=32``.
 ``DATABASE_URL`` and ``NATS_URL`` are also read without the prefix, as operators expect.
 """
