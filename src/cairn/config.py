@@ -1,7 +1,8 @@
 """One typed settings object, read from the environment (``CAIRN_*``).
 
 Groups follow the subsystems: ``limits`` (input sizes, request rates), ``embedding`` (model and
-batching), ``jwt`` (token keys and checks; the mode itself is ``CAIRN_AUTH``).
+batching), ``jwt`` (token keys and checks; the mode itself is ``CAIRN_AUTH``), ``compat``
+(switches for RCRT clients).
 Nested values use a double underscore: ``CAIRN_LIMITS__MAX_TAGS=32``.
 ``DATABASE_URL`` and ``NATS_URL`` are also read without the prefix, as operators expect.
 """
@@ -12,8 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MAX_LIST_PAGE = 50_000
 
 
 class Limits(BaseModel):
@@ -25,13 +28,22 @@ class Limits(BaseModel):
     max_title_length: int = 512
     max_description_length: int = 16 * 1024
     max_body_bytes: int = 1024 * 1024
-    default_list_limit: int = 100
-    max_list_limit: int = 1000
+    # GET /breadcrumbs without / with ``limit``; RCRT clients, which never follow
+    # X-Next-Cursor, may need more (README, "RCRT compatibility"). Bounded: one page is
+    # built in memory.
+    default_list_limit: int = Field(default=100, ge=1, le=MAX_LIST_PAGE)
+    max_list_limit: int = Field(default=1000, ge=1, le=MAX_LIST_PAGE)
     max_search_nn: int = 200
     # Per caller (tenant + agent): a token bucket refilled at rate_per_s; 0 turns it off.
     rate_per_s: float = Field(default=0.0, ge=0)
     rate_burst: int = Field(default=50, ge=1)
     max_sse_per_caller: int = Field(default=16, ge=0)  # open SSE connections; 0: no cap
+
+    @model_validator(mode="after")
+    def _default_within_max(self) -> Limits:
+        if self.default_list_limit > self.max_list_limit:
+            raise ValueError("default_list_limit may not exceed max_list_limit")
+        return self
 
 
 class JwtSettings(BaseModel):
@@ -145,6 +157,19 @@ class SecretSettings(BaseModel):
     max_value_bytes: int = 64 * 1024
 
 
+class CompatSettings(BaseModel):
+    """Switches for RCRT clients where Cairn deliberately differs (README, "RCRT
+    compatibility"). The list limits are ``limits.default_list_limit`` and ``max_list_limit``.
+    """
+
+    # Default framing of /events/stream; ``?compat=rcrt|cairn`` chooses per connection.
+    sse: Literal["cairn", "rcrt"] = "cairn"
+    # POST /auth/token without a credential (RCRT's runners mint their tokens that way):
+    # only for a trusted single machine, refused off loopback unless forced as well.
+    open_minting: bool = False
+    open_minting_off_loopback: bool = False
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="CAIRN_",
@@ -191,6 +216,7 @@ class Settings(BaseSettings):
     context: ContextSettings = ContextSettings()
     events: EventSettings = EventSettings()
     secrets: SecretSettings = SecretSettings()
+    compat: CompatSettings = CompatSettings()
 
     @property
     def model_dir(self) -> Path:

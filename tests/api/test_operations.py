@@ -10,8 +10,17 @@ from tests.factories import breadcrumb
 
 
 async def test_health(client: httpx.AsyncClient) -> None:
-    response = await client.get("/health")
-    assert response.status_code == 200 and response.json() == {"status": "ok"}
+    for accept in (None, "*/*", "application/json", "application/json, text/plain, */*"):
+        headers = {"Accept": accept} if accept else {}
+        response = await client.get("/health", headers=headers)
+        assert response.status_code == 200 and response.json() == {"status": "ok"}, accept
+
+
+async def test_health_answers_rcrt_plain_ok_to_text_clients(client: httpx.AsyncClient) -> None:
+    for accept in ("text/plain", "text/plain, */*;q=0.8", "text/*"):
+        response = await client.get("/health", headers={"Accept": accept})
+        assert response.status_code == 200, accept
+        assert response.text == "ok" and response.headers["content-type"].startswith("text/plain")
 
 
 async def test_ready_checks_database_and_nats(client: httpx.AsyncClient) -> None:

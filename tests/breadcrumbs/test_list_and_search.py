@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import httpx
+import pytest
+from fastapi import FastAPI
+from pydantic import ValidationError
 from tests.factories import breadcrumb
+
+from cairn.config import MAX_LIST_PAGE, Limits
 
 
 async def _post(client: httpx.AsyncClient, **overrides: object) -> str:
@@ -56,6 +61,41 @@ async def test_list_limit_default_and_maximum(client: httpx.AsyncClient) -> None
     assert (await client.get("/breadcrumbs", params={"limit": "1001"})).status_code == 422
     assert (await client.get("/breadcrumbs", params={"limit": "0"})).status_code == 422
     assert len((await client.get("/breadcrumbs")).json()) <= 100
+
+
+async def test_rcrt_clients_get_every_match_up_to_raised_list_limits(
+    app: FastAPI, client: httpx.AsyncClient, marker: str
+) -> None:
+    """RCRT returned every match without ``limit`` and its clients never follow
+    X-Next-Cursor: an operator raises the default and the cap (README, RCRT compatibility)."""
+    posted = [await _post(client, tags=[marker]) for _ in range(4)]
+    limits = app.state.resources.settings.limits
+    before = (limits.default_list_limit, limits.max_list_limit)
+    limits.default_list_limit, limits.max_list_limit = 3, 3  # a stand-in for 100 / 1000
+    try:
+        capped = await client.get("/breadcrumbs", params={"tag": marker})
+        limits.default_list_limit, limits.max_list_limit = 10, 10  # raised
+        everything = await client.get("/breadcrumbs", params={"tag": marker})
+        beyond = await client.get("/breadcrumbs", params={"tag": marker, "limit": "11"})
+    finally:
+        limits.default_list_limit, limits.max_list_limit = before
+    assert len(capped.json()) == 3 and "X-Next-Cursor" in capped.headers
+    assert sorted(item["id"] for item in everything.json()) == sorted(posted)
+    assert "X-Next-Cursor" not in everything.headers
+    assert beyond.status_code == 422
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"default_list_limit": 2000, "max_list_limit": 1000},  # a default above the cap
+        {"max_list_limit": MAX_LIST_PAGE + 1},  # one page is built in memory
+        {"default_list_limit": 0},
+    ],
+)
+def test_list_limit_settings_are_bounded(values: dict[str, int]) -> None:
+    with pytest.raises(ValidationError):
+        Limits(**values)
 
 
 async def test_search_by_text_ranks_the_relevant_record_first(

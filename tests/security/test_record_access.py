@@ -165,6 +165,7 @@ async def test_acl_routes_validate_and_granting_twice_returns_the_same_entry(
         assert first["id"] == again["id"]
         listed = (await a.get("/acl", params={"breadcrumb_id": record})).json()
         assert [entry["id"] for entry in listed] == [first["id"]]
+        assert listed[0]["actions"] == ["read_full"] == [listed[0]["action"]]  # RCRT's list
         assert (await b.get("/acl", params={"breadcrumb_id": record})).status_code == 404
         assert (await b.delete(f"/acl/{first['id']}")).status_code == 404  # not b's entry
         for bad in (

@@ -98,6 +98,8 @@ async def test_bad_stream_parameters_are_4xx(live_url: str) -> None:
         for params, headers in (
             ({"filters": "{not json"}, {}),
             ({"filters": json.dumps({"context_match": [{"path": "$.a", "op": "like"}]})}, {}),
+            ({"filters": json.dumps({"any_tag": ["misspelt"]})}, {}),
+            ({"filters": json.dumps({"owner_id": "00000000-0000-0000-0000-000000000002"})}, {}),
             ({"since": "-1"}, {}),
             ({}, {"Last-Event-ID": "abc"}),
         ):

@@ -18,7 +18,7 @@ from cairn.config import EventSettings
 from cairn.events.selectors import Selector
 from cairn.webhooks.delivery import Deliverer, Outcome, Target, signature
 from cairn.webhooks.dispatch import EventDispatcher
-from cairn.webhooks.targets import TargetCache
+from cairn.webhooks.targets import Loaded, TargetCache
 
 SETTINGS = EventSettings(
     webhook_timeout_s=0.2, webhook_max_attempts=4, webhook_backoff_s=1.0, webhook_max_backoff_s=3.0
@@ -135,23 +135,6 @@ async def test_no_secret_no_delivery() -> None:
     assert not outcome.delivered and recorder.requests == []
 
 
-async def test_cache_reuses_targets_until_the_ttl_passes() -> None:
-    now, loads = [100.0], []
-
-    async def load(owner_id: uuid.UUID) -> list[Target]:
-        loads.append(owner_id)
-        return [target()]
-
-    cache = TargetCache(load, ttl_s=2.0, clock=lambda: now[0])
-    await cache.for_owner(OWNER)
-    now[0] += 1.9
-    await cache.for_owner(OWNER)
-    assert loads == [OWNER]
-    now[0] += 0.2
-    await cache.for_owner(OWNER)
-    assert loads == [OWNER, OWNER]
-
-
 class DeadLetterList:
     def __init__(self) -> None:
         self.entries: list[tuple[Target, str, Outcome]] = []
@@ -165,8 +148,8 @@ async def test_dispatch_matches_selectors_and_dead_letters_failures() -> None:
     failing = target(url="https://b.example/")
     ignored = target(url="https://c.example/", selector=Selector(any_tags=["z"]))
 
-    async def load(_: uuid.UUID) -> list[Target]:
-        return [wanted, failing, ignored]
+    async def load(_: uuid.UUID) -> Loaded:
+        return Loaded(0, [wanted, failing, ignored])
 
     recorder = Recorder()
 
@@ -178,7 +161,7 @@ async def test_dispatch_matches_selectors_and_dead_letters_failures() -> None:
     http = httpx.AsyncClient(transport=httpx.MockTransport(route))
     dead = DeadLetterList()
     sink = Deliverer(http, SETTINGS, sleep=lambda _: asyncio.sleep(0))
-    dispatcher = EventDispatcher(TargetCache(load, 0), sink, dead)
+    dispatcher = EventDispatcher(TargetCache(load, 0, generation_zero), sink, dead)
 
     assert await dispatcher.dispatch(BODY) == 1
     assert [r.url.host for r in recorder.requests] == ["a.example"]
@@ -187,10 +170,16 @@ async def test_dispatch_matches_selectors_and_dead_letters_failures() -> None:
 
 @pytest.mark.parametrize("body", [b"not json", b"[1]", b'{"no": "owner"}', b'{"owner_id": 5}'])
 async def test_poison_messages_are_skipped(body: bytes) -> None:
-    async def load(_: uuid.UUID) -> list[Target]:
+    async def load(_: uuid.UUID) -> Loaded:
         raise AssertionError("a poison message must not reach the database")
 
     http = httpx.AsyncClient(transport=httpx.MockTransport(Recorder()))
-    dispatcher = EventDispatcher(TargetCache(load, 0), Deliverer(http, SETTINGS), DeadLetterList())
+    dispatcher = EventDispatcher(
+        TargetCache(load, 0, generation_zero), Deliverer(http, SETTINGS), DeadLetterList()
+    )
 
     assert await dispatcher.dispatch(body) == 0
+
+
+async def generation_zero(_: uuid.UUID) -> int:
+    return 0

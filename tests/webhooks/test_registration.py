@@ -104,6 +104,12 @@ BAD_REGISTRATIONS: list[tuple[str, dict[str, Any]]] = [
     ("short secret", {"url": RECEIVER, "secret": "short"}),
     ("nul in selector", {"url": RECEIVER, "selector": {"schema_name": "a\u0000"}}),
     ("bad selector", {"url": RECEIVER, "selector": {"any_tags": "not-a-list"}}),
+    ("misspelt selector key", {"url": RECEIVER, "selector": {"any_tag": ["deploy"]}}),
+    ("selector key RCRT ignored", {"url": RECEIVER, "selector": {"visibility_in": ["team"]}}),
+    (
+        "unknown context_match key",
+        {"url": RECEIVER, "selector": {"context_match": [{"path": "$.a", "value": 1, "x": 2}]}},
+    ),
     ("missing url", {"selector": {}}),
 ]
 

@@ -6,7 +6,7 @@ import enum
 import uuid
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from cairn.webhooks.schemas import AGENT_ID_PATTERN
 
@@ -50,6 +50,12 @@ class AclEntry(BaseModel):
     action: AclAction
     created_at: datetime
     created_by: str | None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def actions(self) -> list[AclAction]:
+        """RCRT's form: an entry there holds a list of actions; here one per entry."""
+        return [self.action]
 
 
 class RevokeResult(BaseModel):

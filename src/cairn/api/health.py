@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Header, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
@@ -15,9 +15,16 @@ from cairn.api.deps import ResourcesDep
 router = APIRouter(tags=["operations"])
 
 
-@router.get("/health")
-async def health() -> dict[str, str]:
-    return {"status": "ok"}
+@router.get(
+    "/health",
+    response_model=dict[str, str],
+    responses={200: {"content": {"text/plain": {"example": "ok"}}}},
+)
+async def health(accept: Annotated[str | None, Header()] = None) -> Response:
+    """``{"status": "ok"}``; RCRT's plain ``ok`` to a client that prefers text/plain."""
+    if prefers_text(accept):
+        return PlainTextResponse("ok")
+    return JSONResponse({"status": "ok"})
 
 
 @router.get("/ready")
@@ -35,6 +42,30 @@ async def ready(resources: ResourcesDep) -> JSONResponse:
 @router.get("/metrics")
 async def metrics() -> Response:
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def prefers_text(accept: str | None) -> bool:
+    """Whether ``Accept`` ranks text/plain above application/json (``*/*`` and no header:
+    JSON). Two media types with q-values only, so written here rather than pulling in a web
+    framework's header parser."""
+    if not accept:
+        return False
+    quality = {"text/plain": 0.0, "application/json": 0.0}
+    for item in accept.split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        q = next((_q(p[2:]) for p in params if p.replace(" ", "").startswith("q=")), 1.0)
+        for name in quality:
+            if media.lower() in {name, name.split("/")[0] + "/*", "*/*"}:
+                exact = media.lower() == name
+                quality[name] = max(quality[name], q + (0.001 if exact else 0.0))
+    return quality["text/plain"] > quality["application/json"]
+
+
+def _q(value: str) -> float:
+    try:
+        return min(max(float(value.strip().lstrip("=")), 0.0), 1.0)
+    except ValueError:
+        return 0.0
 
 
 async def _database_ok(resources: ResourcesDep) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from cairn.auth.tokens import AGENT_ID_PATTERN
 from cairn.principal import Role
@@ -52,6 +52,12 @@ class Agent(BaseModel):
     roles: list[Role]
     created_at: datetime
     updated_at: datetime
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def id(self) -> str:
+        """RCRT's key for the agent (its clients read ``id``)."""
+        return self.agent_id
 
 
 class Ok(BaseModel):

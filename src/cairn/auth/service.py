@@ -4,6 +4,7 @@ verified tokens; either way the caller's request rate is limited here."""
 from __future__ import annotations
 
 import ipaddress
+import logging
 import secrets
 import uuid
 
@@ -17,6 +18,7 @@ from cairn.db.tenants import ensure_tenant
 from cairn.errors import ConfigurationError, Unauthorized
 from cairn.principal import Principal
 
+log = logging.getLogger(__name__)
 LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
 
@@ -37,6 +39,25 @@ def check_bind(settings: Settings) -> None:
             f"loopback (127.0.0.1, ::1, localhost), not {settings.host!r}. Set CAIRN_AUTH=jwt "
             "with a key (see the README, 'Authentication') or bind to 127.0.0.1."
         )
+    check_open_minting(settings)
+
+
+def check_open_minting(settings: Settings) -> None:
+    """Minting without a credential hands any caller any token: loopback only, unless the
+    operator forces it as well, and never silently."""
+    compat = settings.compat
+    if not compat.open_minting or settings.auth == "disabled":
+        return
+    if not is_loopback(settings.host) and not compat.open_minting_off_loopback:
+        raise ConfigurationError(
+            f"CAIRN_COMPAT__OPEN_MINTING lets anyone who reaches {settings.host!r} mint any "
+            "token; it is allowed on loopback only (or set CAIRN_COMPAT__OPEN_MINTING_OFF_LOOPBACK"
+            "=true behind a network you trust). Give RCRT runners a token from `cairn token`."
+        )
+    log.warning(
+        "CAIRN_COMPAT__OPEN_MINTING is on: POST /auth/token mints a token for anyone "
+        "without a credential (RCRT's runners); use it on a trusted machine only"
+    )
 
 
 class Authenticator:

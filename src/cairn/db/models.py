@@ -42,6 +42,8 @@ tenants = Table(
     Column("id", UUID(as_uuid=True), primary_key=True),
     Column("name", Text, nullable=False, unique=True),
     _timestamp("created_at"),
+    # Bumped by every change to the tenant's webhooks and agent secrets (webhooks.targets).
+    Column("webhook_generation", BigInteger, nullable=False, server_default="0"),
 )
 
 breadcrumbs = Table(

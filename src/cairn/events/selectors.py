@@ -13,6 +13,8 @@ _MISSING = object()
 
 
 class ContextMatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     path: str = Field(description="a JSON path into the context, such as $.status or $.a.b")
     op: Op = "eq"
     value: Any = None
@@ -27,7 +29,12 @@ class ContextMatch(BaseModel):
 
 
 class Selector(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    """RCRT's keys (``any_tags``, ``all_tags``, ``schema_name``, ``context_match``) and
+    ``session``. Any other key is refused: a misspelt or unsupported condition (RCRT's SDK
+    declares ``owner_id``, ``visibility_in``, ``sensitivity_in``, which RCRT's server never
+    applied) silently dropped would leave a filter that matches everything."""
+
+    model_config = ConfigDict(extra="forbid")
 
     schema_name: str | None = None
     any_tags: list[str] | None = None

@@ -14,11 +14,13 @@ from cairn.secrets.schemas import (
     AuditEntry,
     DecryptedSecret,
     DecryptRequest,
+    ScopeType,
     SecretCreate,
     SecretInfo,
     SecretUpdate,
 )
 from cairn.secrets.service import SecretService
+from cairn.webhooks.schemas import AGENT_ID_PATTERN
 
 router = APIRouter(prefix="/secrets", tags=["secrets"])
 CURATOR = [require_role(Role.CURATOR)]
@@ -47,8 +49,12 @@ async def create_secret(body: SecretCreate, secrets: SecretsDep) -> SecretInfo:
 
 
 @router.get("", dependencies=SUBSCRIBER)
-async def list_secrets(secrets: SecretsDep) -> list[SecretInfo]:
-    return await secrets.listing()
+async def list_secrets(
+    secrets: SecretsDep,
+    scope_type: ScopeType | None = None,
+    scope_id: Annotated[str | None, Query(pattern=AGENT_ID_PATTERN)] = None,
+) -> list[SecretInfo]:
+    return await secrets.listing(scope_type, scope_id)
 
 
 @router.get("/{secret_id}", dependencies=SUBSCRIBER)

@@ -46,10 +46,22 @@ async def get(
     return (await session.execute(query)).mappings().one_or_none()
 
 
-async def list_info(session: AsyncSession, owner_id: uuid.UUID, actor: str | None) -> Sequence[Row]:
+async def list_info(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    actor: str | None,
+    scope_type: str | None = None,
+    scope_id: str | None = None,
+) -> Sequence[Row]:
+    """The tenant's secrets (``actor``'s readable ones unless None), of one scope type
+    and scope id when given."""
     query = select(*INFO_COLUMNS).where(secrets.c.owner_id == owner_id)
     if actor is not None:
         query = query.where(readable_by(actor))
+    if scope_type is not None:
+        query = query.where(secrets.c.scope_type == scope_type)
+    if scope_id is not None:
+        query = query.where(secrets.c.scope_id == scope_id)
     query = query.order_by(secrets.c.scope_type, secrets.c.scope_id, secrets.c.name)
     return (await session.execute(query)).mappings().all()
 

@@ -19,6 +19,7 @@ class ScopeType(enum.StrEnum):
     GLOBAL = "global"
     WORKSPACE = "workspace"
     AGENT = "agent"  # scope_id names the agent, which may decrypt it
+    TENANT = "tenant"  # RCRT's name for global: accepted in requests, never stored
 
 
 class SecretCreate(BaseModel):

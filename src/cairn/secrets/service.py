@@ -23,6 +23,7 @@ from cairn.secrets.schemas import (
     SecretInfo,
     SecretUpdate,
 )
+from cairn.secrets.scopes import listing_filter, stored_scope
 
 SEALED_COLUMNS = ("ciphertext", "nonce", "wrapped_key", "key_nonce", "kek_id")
 MAX_AUDIT = 1000
@@ -49,16 +50,15 @@ class SecretService:
     async def create(self, body: SecretCreate) -> SecretInfo:
         keyring = self._keyring()
         _check_text(body.description, "description")
-        if (body.scope_type is ScopeType.GLOBAL) != (body.scope_id is None):
-            raise InvalidInput("scope_id: required for agent and workspace scopes, else absent")
-        secret_id = uuid.uuid4()
         owner, actor = self.principal.owner_id, self.principal.actor
+        scope = stored_scope(body.scope_type, body.scope_id, owner)
+        secret_id = uuid.uuid4()
         sealed = keyring.seal(self._value(body.value), owner, secret_id)
         row = await repository.insert_secret(
             self.session,
             {
                 "id": secret_id, "owner_id": owner, "name": body.name,
-                "scope_type": body.scope_type.value, "scope_id": body.scope_id,
+                "scope_type": scope.scope_type, "scope_id": scope.scope_id,
                 "description": body.description, "readers": _readers(body.readers),
                 "created_by": actor, "updated_by": actor, **_columns(sealed),
             },
@@ -115,9 +115,16 @@ class SecretService:
             raise NotFound(f"secret {secret_id} not found")
         return SecretInfo.model_validate(dict(row))
 
-    async def listing(self) -> list[SecretInfo]:
+    async def listing(
+        self, scope_type: ScopeType | None = None, scope_id: str | None = None
+    ) -> list[SecretInfo]:
+        scope = listing_filter(scope_type, scope_id, self.principal.owner_id)
+        if scope is None:
+            return []
         actor = None if self._curator() else self.principal.actor
-        rows = await repository.list_info(self.session, self.principal.owner_id, actor)
+        rows = await repository.list_info(
+            self.session, self.principal.owner_id, actor, scope.scope_type, scope.scope_id
+        )
         return [SecretInfo.model_validate(dict(row)) for row in rows]
 
     async def audit_trail(self, secret_id: uuid.UUID, limit: int) -> list[AuditEntry]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
@@ -18,6 +18,7 @@ from cairn.db.engine import tenant_session
 from cairn.errors import InvalidInput, Unavailable
 from cairn.events.selectors import Selector
 from cairn.principal import Principal, Role
+from cairn.stream.compat import RcrtSseConnection
 from cairn.stream.feed import open_replay
 from cairn.stream.sse import SseConnection
 
@@ -81,6 +82,10 @@ async def events_stream(
     filters: Annotated[str | None, Query(description="a JSON selector")] = None,
     since: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    compat: Annotated[
+        Literal["cairn", "rcrt"] | None,
+        Query(description="rcrt: creates typed breadcrumb.updated, no deletes (RCRT's framing)"),
+    ] = None,
 ) -> StreamingResponse:
     selector = build_selector(schema_name, any_tags, all_tags, session, filters)
     start = start_sequence(since, last_event_id)
@@ -96,7 +101,8 @@ async def events_stream(
         slot.release()
         raise Unavailable(f"the event stream is unavailable: {error}"[:300]) from error
     events = resources.settings.events
-    connection = SseConnection(
+    framing = compat or resources.settings.compat.sse
+    connection = (RcrtSseConnection if framing == "rcrt" else SseConnection)(
         feed,
         selector,
         principal.owner_id,

@@ -11,7 +11,7 @@ from sqlalchemy import RowMapping, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.db.models import agent_secrets, webhook_dlq, webhooks
+from cairn.db.models import agent_secrets, tenants, webhook_dlq, webhooks
 
 
 async def insert_webhook(session: AsyncSession, values: dict[str, Any]) -> RowMapping:
@@ -71,6 +71,22 @@ async def set_secret(
             set_={"secret": secret, "updated_at": func.now()},
         )
     )
+
+
+async def bump_generation(session: AsyncSession, owner_id: uuid.UUID) -> None:
+    """Mark a change to the tenant's webhooks or secrets; commits with the change itself."""
+    query = (
+        update(tenants)
+        .where(tenants.c.id == owner_id)
+        .values(webhook_generation=tenants.c.webhook_generation + 1)
+    )
+    await session.execute(query)
+
+
+async def webhook_generation(session: AsyncSession, owner_id: uuid.UUID) -> int:
+    """The tenant's generation; 0 for a tenant without a row (it has no webhooks either)."""
+    query = select(tenants.c.webhook_generation).where(tenants.c.id == owner_id)
+    return int((await session.execute(query)).scalar_one_or_none() or 0)
 
 
 async def delivery_targets(session: AsyncSession, owner_id: uuid.UUID) -> Sequence[RowMapping]:

@@ -48,6 +48,7 @@ class WebhookService:
                 "selector": selector,
             },
         )
+        await repository.bump_generation(self.session, self.owner_id)
         return WebhookCreated(id=row["id"], url=url, selector=body.selector, secret=secret)
 
     async def _secret_for_registration(self, agent_id: str, given: str | None) -> str | None:
@@ -79,10 +80,12 @@ class WebhookService:
             self.session, self.owner_id, agent_id, webhook_id
         ):
             raise NotFound(f"no active webhook {webhook_id} for agent {agent_id}")
+        await repository.bump_generation(self.session, self.owner_id)
 
     async def set_secret(self, agent_id: str, secret: str) -> None:
         check_secret(secret)
         await repository.set_secret(self.session, self.owner_id, agent_id, secret)
+        await repository.bump_generation(self.session, self.owner_id)
 
 
 class DeadLetterService:

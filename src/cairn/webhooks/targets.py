@@ -1,11 +1,30 @@
-"""Each tenant's active webhooks, cached briefly so that an event costs no query."""
+"""Each tenant's active webhooks, cached by the tenant's webhook generation.
+
+Why a generation and not only a time to live: a webhook registered while the cache held
+its tenant's targets used to miss every event until the entry expired. Every change to a
+tenant's webhooks or agent secrets now bumps ``tenants.webhook_generation`` in the change's
+own transaction (``repository.bump_generation``; the row lock orders concurrent changes).
+Before using cached targets for an event, delivery reads the generation in a query that
+*starts after the event reached it*. The event reached delivery after its commit (outbox,
+relay, JetStream), so if the event was committed after a registration, that query sees the
+registration's bump and the targets are reloaded: a registration takes effect for every
+event committed after its own commit.
+
+One generation read serves every event of a tenant that arrives while the previous read
+is in flight (``GenerationReads``), so a burst costs two small queries, not one per event;
+an event never joins a read that started before it arrived. ``ttl_s`` stays as a bound on
+how long unchanged targets are reused (a change made behind the application's back).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import RowMapping
@@ -18,41 +37,108 @@ from cairn.webhooks.delivery import Target
 
 log = logging.getLogger(__name__)
 
-Loader = Callable[[uuid.UUID], Awaitable[list[Target]]]
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A tenant's targets and the generation read *before* them (so a change committed
+    between the two reads is noticed by the next comparison, never missed)."""
+
+    generation: int
+    targets: list[Target]
+
+
+Loader = Callable[[uuid.UUID], Awaitable[Loaded]]
+GenerationReader = Callable[[uuid.UUID], Coroutine[Any, Any, int]]
 # Past this many cached tenants, expired entries are dropped when a new one is stored.
 _PRUNE_ABOVE = 10_000
 
 
+class GenerationReads:
+    """Coalesces generation reads per tenant: a caller waits for the next read that starts
+    after it asked, and every caller waiting at that moment shares it."""
+
+    def __init__(self, read: GenerationReader) -> None:
+        self.read = read
+        self._running: dict[uuid.UUID, asyncio.Task[int]] = {}
+        self._next: dict[uuid.UUID, asyncio.Future[int]] = {}
+
+    async def current(self, owner_id: uuid.UUID) -> int:
+        waiting = self._next.get(owner_id)
+        if waiting is None:
+            waiting = self._next[owner_id] = asyncio.get_running_loop().create_future()
+            if owner_id not in self._running:
+                self._start(owner_id)
+        return await asyncio.shield(waiting)
+
+    def _start(self, owner_id: uuid.UUID) -> None:
+        """The pending read begins now: callers from here on wait for the one after it."""
+        waiting = self._next.pop(owner_id)
+        task = asyncio.create_task(self.read(owner_id), name="webhook-generation")
+        self._running[owner_id] = task
+        task.add_done_callback(lambda done: self._finished(owner_id, done, waiting))
+
+    def _finished(
+        self, owner_id: uuid.UUID, done: asyncio.Task[int], waiting: asyncio.Future[int]
+    ) -> None:
+        del self._running[owner_id]
+        if not waiting.done():
+            if done.cancelled():
+                waiting.cancel()
+            elif (error := done.exception()) is not None:
+                waiting.set_exception(error)
+            else:
+                waiting.set_result(done.result())
+        if owner_id in self._next:
+            self._start(owner_id)
+
+
 class TargetCache:
-    """Changes to webhooks and secrets reach delivery within ``ttl_s``."""
+    """Targets are reloaded when the tenant's generation moved, or after ``ttl_s``."""
 
     def __init__(
-        self, load: Loader, ttl_s: float, *, clock: Callable[[], float] = time.monotonic
+        self,
+        load: Loader,
+        ttl_s: float,
+        generation: GenerationReader,
+        *,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.load = load
         self.ttl_s = ttl_s
+        self.generations = GenerationReads(generation)
         self.clock = clock
-        self._entries: dict[uuid.UUID, tuple[float, list[Target]]] = {}
+        self._entries: dict[uuid.UUID, tuple[float, Loaded]] = {}
 
     async def for_owner(self, owner_id: uuid.UUID) -> list[Target]:
+        generation = await self.generations.current(owner_id)
         now = self.clock()
-        entry = self._entries.get(owner_id)
-        if entry is not None and now - entry[0] < self.ttl_s:
-            return entry[1]
-        targets = await self.load(owner_id)
+        stored_at, cached = self._entries.get(owner_id, (0.0, None))
+        if cached is not None and now - stored_at < self.ttl_s and cached.generation == generation:
+            return cached.targets
+        loaded = await self.load(owner_id)
         if len(self._entries) > _PRUNE_ABOVE:
             self._entries = {
                 owner: kept for owner, kept in self._entries.items() if now - kept[0] < self.ttl_s
             }
-        self._entries[owner_id] = (now, targets)
-        return targets
+        self._entries[owner_id] = (now, loaded)
+        return loaded.targets
+
+
+def database_generation(sessions: async_sessionmaker[AsyncSession]) -> GenerationReader:
+    async def read(owner_id: uuid.UUID) -> int:
+        async with tenant_session(sessions, owner_id) as session, session.begin():
+            return await repository.webhook_generation(session, owner_id)
+
+    return read
 
 
 def database_loader(sessions: async_sessionmaker[AsyncSession]) -> Loader:
-    async def load(owner_id: uuid.UUID) -> list[Target]:
-        async with tenant_session(sessions, owner_id) as session:
+    async def load(owner_id: uuid.UUID) -> Loaded:
+        async with tenant_session(sessions, owner_id) as session, session.begin():
+            generation = await repository.webhook_generation(session, owner_id)
             rows = await repository.delivery_targets(session, owner_id)
-        return [target for row in rows if (target := target_from_row(row)) is not None]
+        targets = [target for row in rows if (target := target_from_row(row)) is not None]
+        return Loaded(generation, targets)
 
     return load
 

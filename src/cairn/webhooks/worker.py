@@ -16,7 +16,7 @@ from cairn.events.nats_client import NatsHolder
 from cairn.webhooks.delivery import Deliverer
 from cairn.webhooks.dispatch import DatabaseDeadLetters, EventDispatcher
 from cairn.webhooks.requeue import DeadLetterRequeuer
-from cairn.webhooks.targets import TargetCache, database_loader
+from cairn.webhooks.targets import TargetCache, database_generation, database_loader
 
 
 async def run_webhook_delivery(
@@ -37,7 +37,9 @@ async def run_webhook_delivery(
     # Redirects are never followed: a receiver must not steer signed events elsewhere.
     async with httpx.AsyncClient(follow_redirects=False, limits=limits) as http:
         deliverer = Deliverer(http, settings)
-        targets = TargetCache(database_loader(sessions), settings.webhook_cache_ttl_s)
+        targets = TargetCache(
+            database_loader(sessions), settings.webhook_cache_ttl_s, database_generation(sessions)
+        )
         dispatcher = EventDispatcher(targets, deliverer, DatabaseDeadLetters(sessions))
         consumer = webhook_consumer(holder, dispatcher, sessions, settings)
         requeuer = DeadLetterRequeuer(system_sessions or sessions, deliverer, settings)
