@@ -169,6 +169,11 @@ class ConsumerRunner:
                     except Exception as error:  # NATS away, consumer gone, ...: start over
                         if not self.stopping.is_set():
                             log.warning("%s interrupted (%s); resuming", self.spec.durable, error)
+                else:  # not connected yet: bind the moment the process's NATS is ready
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.holder.ready.wait(), delay)
+                    if self.holder.jetstream() is not None:
+                        continue
                 await self._sleep_unless_stopping(delay)
                 delay = min(delay * 2, MAX_BACKOFF_S)
             await self._drain()
