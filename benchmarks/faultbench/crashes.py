@@ -10,6 +10,8 @@ from .contexts import contexts_into, count_contexts, create_agent
 from .load import Tally, TriggerLoad, run_for
 from .observe import created_events_since, stream_sequence
 
+ASSEMBLED = "assembled 1 contexts for"  # a worker's DEBUG line per assembly
+
 
 async def worker_kill(run: Run) -> Result:
     """Triggers posted continuously; one worker is killed with SIGKILL several times and
@@ -95,15 +97,38 @@ async def _created_events(run: Run, first_seq: int, ids: list[str]) -> dict[str,
         await asyncio.sleep(1)
 
 
+async def _warm_both_workers(run: Run) -> list[str]:
+    """Post triggers for the common agent until every worker assembled one (so each has
+    loaded the tenant's agents); the workers still cold after ten rounds."""
+    d, workers = run.durations, run.topology.worker_processes
+    for round_no in range(10):
+        cold = [w for w in workers if ASSEMBLED not in run.topology.log_text(w)]
+        if not cold:
+            return []
+        warm = TriggerLoad(
+            run.http, Tally(), f"{run.run_id}-warm{round_no}", run.tags("warm"), d.rate
+        )
+        warm.limit = 4
+        await run_for(warm, 4 / d.rate + 0.5)
+        await count_contexts(run.http, Tally(), run.agent_id, warm.triggers, d.assembly_wait_s)
+    return [w.name for w in workers if ASSEMBLED not in run.topology.log_text(w)]
+
+
+def _assemblies_by_worker(run: Run, ids: set[str]) -> dict[str, int]:
+    """How many of the records ``ids`` each worker logged an assembly for."""
+    counts = {}
+    for worker in run.topology.worker_processes:
+        lines = run.topology.log_text(worker).splitlines()
+        counts[worker.name] = sum(1 for line in lines if ASSEMBLED in line and line[-36:] in ids)
+    return counts
+
+
 async def late_agent(run: Run) -> Result:
     """An agent defined after both workers started (and had loaded the tenant's agents):
     every trigger for it must be assembled, whichever worker receives it."""
     d = run.durations
     result = Result("late_agent", "agent created after both workers started")
-    warm = TriggerLoad(run.http, Tally(), f"{run.run_id}-warm", run.tags("warm"), d.rate)
-    warm.limit = 10
-    await run_for(warm, 10 / d.rate + 1)
-    await count_contexts(run.http, Tally(), run.agent_id, warm.triggers, d.assembly_wait_s)
+    still_cold = await _warm_both_workers(run)
     agent_id, trigger_tag = f"fault-late-{run.run_id}", f"fault:late-{run.run_id}"
     await create_agent(run.http, agent_id, trigger_tag)
     tally = Tally()
@@ -113,5 +138,9 @@ async def late_agent(run: Run) -> Result:
     result.count(tally)
     result.acknowledged = len(load.acknowledged)
     await contexts_into(result, run, agent_id, load.triggers, d.assembly_wait_s)
-    result.notes.append("both workers warmed by 10 triggers before the agent was created")
+    by_worker = _assemblies_by_worker(run, {str(t.id) for t in load.acknowledged})
+    result.details["assembled_by"] = by_worker
+    result.notes.append("assembled by " + ", ".join(f"{k}: {v}" for k, v in by_worker.items()))
+    if still_cold:
+        result.notes.append("not warmed before the agent was created: " + ", ".join(still_cold))
     return result

@@ -56,7 +56,12 @@ def _bad_requests(tag: str, record: str) -> list[tuple[str, str, str, dict[str, 
             "/breadcrumbs",
             {
                 "content": json.dumps(
-                    {"schema_name": "note.v1", "title": "t", "tags": [tag] * 10000, "context": {}}
+                    {
+                        "schema_name": "note.v1",
+                        "title": "t",
+                        "tags": [tag, *map(str, range(9999))],
+                        "context": {},
+                    }
                 )
             },
         ),

@@ -33,6 +33,7 @@ class Process:
 
     name: str
     args: list[str]
+    env: dict[str, str] = field(default_factory=dict)
     popen: subprocess.Popen[bytes] | None = None
     log: Path | None = None
     starts: int = 0
@@ -65,7 +66,11 @@ class Topology:
         self.nats = EmbeddedNats(self.root / "nats", port=free_port())
         self.port = free_port()
         self.serve = Process("serve", ["serve", "--port", str(self.port)])
-        self.worker_processes = [Process(f"worker-{i}", ["worker"]) for i in range(self.workers)]
+        # Workers log each assembly (DEBUG): the late-agent scenario reads who assembled what.
+        self.worker_processes = [
+            Process(f"worker-{i}", ["worker"], {"CAIRN_LOG_LEVEL": "DEBUG"})
+            for i in range(self.workers)
+        ]
 
     @property
     def url(self) -> str:
@@ -110,7 +115,11 @@ class Topology:
         process.log.parent.mkdir(parents=True, exist_ok=True)
         with process.log.open("wb") as out:
             process.popen = subprocess.Popen(
-                [*CAIRN, *process.args], env=self.env(), stdout=out, stderr=out, cwd=self.root
+                [*CAIRN, *process.args],
+                env=self.env() | process.env,
+                stdout=out,
+                stderr=out,
+                cwd=self.root,
             )
 
     def start_serve(self) -> float:
@@ -139,6 +148,11 @@ class Topology:
                 return time.monotonic() - started
             time.sleep(0.1)
         raise RuntimeError(f"{worker.name} not consuming in {READY_TIMEOUT_S} s: {worker.log}")
+
+    @staticmethod
+    def log_text(process: Process) -> str:
+        """The log of the process's current incarnation."""
+        return process.log.read_text(errors="replace") if process.log else ""
 
     @staticmethod
     def _fail_if_exited(process: Process) -> None:
