@@ -40,6 +40,25 @@ async def _sse_delivered(follower: SseFollower, ids: list[str], wait_s: float) -
         await asyncio.sleep(0.5)
 
 
+def _sse_into(result: Result, follower: SseFollower, ids: list[str]) -> None:
+    """What the SSE subscriber saw of ``ids`` (acknowledged in this order), into ``result``;
+    its 503s while NATS was away are expected, any other 5xx is not."""
+    check = delivery_check(ids, follower.created_ids())
+    sse_5xx = sum(n for status, n in follower.statuses.items() if status >= 500)
+    result.http_5xx += sse_5xx
+    result.unexpected_5xx += sse_5xx - follower.statuses[503]
+    result.lost += check["lost"]
+    result.duplicated += check["duplicated"]
+    result.details["sse"] = check | {
+        "statuses": {str(k): v for k, v in follower.statuses.items()},
+        "errors": dict(follower.errors),
+    }
+    result.notes.append(
+        f"SSE: lost {check['lost']}, duplicated {check['duplicated']},"
+        f" out of order {check['out_of_order']}, reconnects {follower.statuses.total() - 1}"
+    )
+
+
 async def nats_down(run: Run) -> Result:
     """NATS stopped during writes: the writes are accepted, and afterwards every event
     reaches an SSE subscriber (reconnecting with Last-Event-ID) once and in order, and every
@@ -65,20 +84,7 @@ async def nats_down(run: Run) -> Result:
             await following
     result.count(tally)
     result.acknowledged = len(ids)
-    check = delivery_check(ids, follower.created_ids())
-    sse_5xx = sum(n for status, n in follower.statuses.items() if status >= 500)
-    result.http_5xx += sse_5xx
-    result.unexpected_5xx += sse_5xx - follower.statuses[503]
-    result.lost += check["lost"]
-    result.duplicated += check["duplicated"]
-    result.details["sse"] = check | {
-        "statuses": {str(k): v for k, v in follower.statuses.items()},
-        "errors": dict(follower.errors),
-    }
-    result.notes.append(
-        f"SSE: lost {check['lost']}, duplicated {check['duplicated']},"
-        f" out of order {check['out_of_order']}, reconnects {follower.statuses.total() - 1}"
-    )
+    _sse_into(result, follower, ids)
     last_context = await contexts_into(result, run, run.agent_id, load.triggers, d.settle_s)
     arrivals = [t for t in (follower.last_arrival, last_context) if t is not None]
     result.recovery_s = since(max(arrivals, default=None), back)
