@@ -1,0 +1,1 @@
+"""The fault-injection suite behind ``benchmarks/faults.py`` (``make faults``)."""
