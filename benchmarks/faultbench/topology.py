@@ -24,7 +24,7 @@ from cairn.runtime import EmbeddedNats, EmbeddedPostgres, free_port
 REPO = Path(__file__).resolve().parents[2]
 CAIRN = [str(REPO / ".venv/bin/python"), "-m", "cairn.cli"]
 READY_TIMEOUT_S = 120.0
-WORKER_READY_LINE = "worker consuming"
+WORKER_READY_LINE = "consuming BREADCRUMBS as cairn-worker"  # the consumer runner, bound
 
 
 @dataclass
