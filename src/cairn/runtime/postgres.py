@@ -97,7 +97,8 @@ class EmbeddedPostgres:
         if running_port is None:
             if host.remove_stale_pid_file(self.data_dir):
                 logger.warning("removed the stale postmaster.pid of a killed PostgreSQL")
-            self._port = self._requested_port or free_port(_HOST)
+            # A restart keeps the first start's port: pools reconnect to the same URL.
+            self._port = self._port or free_port(_HOST)
             self._pg_ctl_start(user)
         else:  # left running by us or by an earlier process: reuse it
             if self._requested_port not in (None, running_port):
