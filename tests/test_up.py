@@ -1,17 +1,20 @@
-"""`cairn up` as an operator runs it: a real process, its ready line, Ctrl-C, and a restart
-that reuses the same data directory."""
+"""`cairn up` as an operator runs it: a real process, its ready line, Ctrl-C, a restart
+that reuses the same data directory, and its embedded services stopped from outside."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import socket
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from tests.factories import breadcrumb
 from tests.processes import start_cairn_up as _start
 from tests.processes import stop as _stop
 
@@ -70,3 +73,69 @@ def test_up_serves_stops_cleanly_and_restarts_on_the_same_data(
     finally:
         _stop(process, signal.SIGTERM)
     assert not _listening(port)
+
+
+def _processes_of(data_dir: Path) -> list[int]:
+    """Live processes running on ``data_dir``: postgres (its cwd) and nats-server (its
+    store on the command line). Zombies have neither and do not count."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if cwd.startswith(str(data_dir)) or os.fsencode(data_dir) in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _restarts(http: httpx.Client, service: str) -> float:
+    wanted = f'cairn_embedded_restarts_total{{service="{service}"}} '
+    for line in http.get("/metrics").text.splitlines():
+        if line.startswith(wanted):
+            return float(line.removeprefix(wanted))
+    raise AssertionError(f"no {wanted.strip()} on /metrics")
+
+
+def _until(check: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "did not recover in time"
+        time.sleep(0.2)
+
+
+def _serves(http: httpx.Client) -> bool:
+    return http.post("/breadcrumbs", json=breadcrumb()).status_code == 201
+
+
+def _nats_ready(http: httpx.Client) -> bool:
+    return http.get("/ready").json()["checks"]["nats"] == "ok"
+
+
+@pytest.mark.slow
+def test_up_restarts_what_stopped_and_leaves_nothing_behind(
+    data_dir: Path, model_dir: Path
+) -> None:
+    port = free_port()
+    process = _start(data_dir, port, model_dir)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+            assert _restarts(http, "postgres") == 0 and _restarts(http, "nats") == 0
+            postmaster = int((data_dir / "postgres" / "postmaster.pid").read_text().split()[0])
+            os.kill(postmaster, signal.SIGINT)  # what `pg_ctl stop -m fast` sends
+            _until(lambda: http.get("/ready").status_code == 503)
+            _until(lambda: _serves(http))
+            assert _restarts(http, "postgres") == 1
+
+            nats_server = int((data_dir / "nats" / "nats.pid").read_text())
+            os.kill(nats_server, signal.SIGKILL)
+            _until(lambda: _restarts(http, "nats") == 1)
+            _until(lambda: _nats_ready(http))
+            assert _serves(http)
+        assert _processes_of(data_dir)
+    finally:
+        _stop(process, signal.SIGINT)
+    assert _processes_of(data_dir) == []

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +14,7 @@ import pytest
 from nats.js import JetStreamContext
 
 from cairn.runtime import EmbeddedNats, EmbeddedServerError
+from cairn.runtime import nats as nats_runtime
 
 
 @pytest.fixture
@@ -89,3 +93,44 @@ def test_start_fails_clearly_when_the_port_is_taken(tmp_path: Path) -> None:
         with pytest.raises(EmbeddedServerError, match="exited"):
             server.start()
     assert not server.running
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` exited and was reaped (a stopped or zombie process still counts)."""
+    return not Path(f"/proc/{pid}").exists()
+
+
+def test_a_server_that_ignores_sigterm_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = EmbeddedNats(tmp_path / "nats")
+    server.start()
+    pid = int((tmp_path / "nats" / "nats.pid").read_text())
+    os.kill(pid, signal.SIGSTOP)  # a stopped process does not act on SIGTERM
+    monkeypatch.setattr(nats_runtime, "_STOP_TIMEOUT_S", 0.2)
+
+    server.stop()
+
+    assert _gone(pid)
+
+
+def test_an_interrupted_stop_still_kills_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = EmbeddedNats(tmp_path / "nats")
+    server.start()
+    pid = int((tmp_path / "nats" / "nats.pid").read_text())
+    os.kill(pid, signal.SIGSTOP)
+    waiting = subprocess.Popen.wait
+
+    def interrupted(process: subprocess.Popen[bytes], timeout: float | None = None) -> int:
+        if timeout is not None:  # the wait for SIGTERM: a second Ctrl-C arrives
+            raise KeyboardInterrupt
+        return waiting(process)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", interrupted)
+
+    with pytest.raises(KeyboardInterrupt):
+        server.stop()
+
+    assert _gone(pid)

@@ -107,6 +107,21 @@ async def test_start_after_kill_recovers(own_postgres: EmbeddedPostgres) -> None
     assert await fetchval(own_postgres.dsn, "SELECT answer FROM kept") == 7
 
 
+async def test_a_restart_keeps_the_port(own_postgres: EmbeddedPostgres) -> None:
+    own_postgres.start()
+    port = own_postgres.port
+    own_postgres.stop()
+    own_postgres.start()
+    assert own_postgres.port == port
+    own_postgres.kill()  # its socket lock file stays behind, naming a dead postmaster
+    assert not own_postgres.running
+
+    own_postgres.start()
+
+    assert own_postgres.port == port and own_postgres.running
+    assert await fetchval(own_postgres.dsn, "SELECT 1") == 1
+
+
 def test_stop_is_idempotent(own_postgres: EmbeddedPostgres) -> None:
     own_postgres.stop()  # never started
     own_postgres.start()

@@ -10,6 +10,9 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REQUESTS = Counter("cairn_http_requests_total", "HTTP requests", ["method", "route", "status"])
+UNAVAILABLE = Counter(
+    "cairn_http_unavailable_total", "Requests answered 503 for an outage", ["reason"]
+)
 LATENCY = Histogram(
     "cairn_http_request_duration_seconds",
     "HTTP request latency",

@@ -148,6 +148,17 @@ def remove_stale_pid_file(data_dir: Path) -> bool:
     return True
 
 
+def remove_stale_socket(socket_dir: Path, port: int) -> None:
+    """Delete the socket and lock file a killed postmaster left for ``port``.
+
+    Only call it when no postmaster serves the data dir: the socket dir is the data dir's
+    own. PostgreSQL would refuse the lock of a dead but unreaped (zombie) postmaster, which
+    matters since a restart keeps the port and so reuses the lock file's name.
+    """
+    for name in (f".s.PGSQL.{port}", f".s.PGSQL.{port}.lock"):
+        (socket_dir / name).unlink(missing_ok=True)
+
+
 def wait_until_gone(pid: int, data_dir: Path) -> bool:
     """Whether the postgres ``pid`` exited within the timeout."""
     deadline = time.monotonic() + TIMEOUT_S

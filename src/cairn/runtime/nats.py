@@ -90,19 +90,26 @@ class EmbeddedNats:
         return self.url
 
     def stop(self) -> None:
-        """SIGTERM (JetStream flushes its stores), SIGKILL after a timeout; idempotent."""
+        """SIGTERM (JetStream flushes its stores), SIGKILL after a timeout; idempotent.
+
+        Interrupted while waiting (a second Ctrl-C), it kills the server before letting the
+        interruption through: the server runs in its own process group, and nothing else
+        would stop it once we forget it."""
         process, self._process = self._process, None
-        if process is None:
+        if process is None or process.poll() is not None:
             return
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(_STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                logger.warning("NATS (pid %d) ignored SIGTERM; killing it", process.pid)
-                process.kill()
-                process.wait()
-            logger.info("NATS on %s stopped", self.url)
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            logger.warning("NATS (pid %d) ignored SIGTERM; killing it", process.pid)
+            process.kill()
+            process.wait()
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+        logger.info("NATS on %s stopped", self.url)
 
     def kill(self) -> None:
         """SIGKILL, as a crash would (for failure tests); idempotent."""

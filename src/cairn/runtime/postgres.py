@@ -85,6 +85,11 @@ class EmbeddedPostgres:
     def socket_dir(self) -> Path:
         return host.socket_dir_for(self.data_dir)
 
+    @property
+    def running(self) -> bool:
+        """Whether a postmaster serves the data dir now (it may have been stopped outside)."""
+        return host.postmaster_pid(self.data_dir) is not None
+
     def start(self) -> str:
         """Init the data dir if new, start the server, create the database and ``vector``."""
         started = time.monotonic()
@@ -97,7 +102,9 @@ class EmbeddedPostgres:
         if running_port is None:
             if host.remove_stale_pid_file(self.data_dir):
                 logger.warning("removed the stale postmaster.pid of a killed PostgreSQL")
-            self._port = self._requested_port or free_port(_HOST)
+            # A restart keeps the first start's port: pools reconnect to the same URL.
+            self._port = self._port or free_port(_HOST)
+            host.remove_stale_socket(self.socket_dir, self._port)
             self._pg_ctl_start(user)
         else:  # left running by us or by an earlier process: reuse it
             if self._requested_port not in (None, running_port):

@@ -1,9 +1,9 @@
 """``cairn up``: everything on one machine, in the foreground.
 
-Starts the embedded PostgreSQL and NATS (unless DATABASE_URL / NATS_URL point elsewhere),
-migrates, serves the API, loads the bootstrap breadcrumbs, runs one worker beside the
-server, prints the ready line, and on SIGINT/SIGTERM stops the server, drains the worker and
-then stops the embedded services.
+Starts the embedded PostgreSQL and NATS (unless DATABASE_URL / NATS_URL point elsewhere)
+and restarts either if it stops (``runtime.supervisor``), migrates, serves the API, loads the
+bootstrap breadcrumbs, runs one worker beside the server, prints the ready line, and on
+SIGINT/SIGTERM stops the server, drains the worker and then stops the embedded services.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from cairn.db.roles import DEFAULT_APP_ROLE
 from cairn.embedding import ensure_model
 from cairn.runtime.nats import EmbeddedNats
 from cairn.runtime.postgres import EmbeddedPostgres
+from cairn.runtime.supervisor import Supervisor, Watched
 from cairn.secrets.crypto import ensure_local_kek
 from cairn.worker.app import run_worker
 
@@ -50,19 +51,29 @@ def up(settings: Settings, bootstrap_dirs: list[Path]) -> None:
     if key is not None:
         log.info("token signing key: %s (generated once, reused)", key)
     ensure_model(settings.model_dir)
+    # An ExitStack runs every stop, last started first, even when the server or another
+    # stop raised; each stop is registered before its start, so a start that fails halfway
+    # still stops what it launched.
     with ExitStack() as services:
         updates: dict[str, object] = {
             "secrets": ensure_local_kek(settings.secrets, settings.data_dir)
         }
+        watched: list[Watched] = []
         if not settings.database_url:
             # The superuser migrates and runs the cross-tenant jobs; requests and the worker
             # log in as the application role, so row-level security applies to them.
-            postgres = services.enter_context(EmbeddedPostgres(settings.data_dir / "postgres"))
+            postgres = EmbeddedPostgres(settings.data_dir / "postgres")
+            services.callback(postgres.stop)
             updates["admin_database_url"] = postgres.start()
             updates["database_url"] = postgres.url_for(DEFAULT_APP_ROLE)
+            watched.append(Watched("postgres", lambda: postgres.running, postgres.start))
         if not settings.nats_url:
-            nats = services.enter_context(EmbeddedNats(settings.data_dir / "nats"))
+            nats = EmbeddedNats(settings.data_dir / "nats")
+            services.callback(nats.stop)
             updates["nats_url"] = nats.start()
+            watched.append(Watched("nats", lambda: nats.running, nats.start))
+        # Left first: nothing restarts a service while it is being stopped.
+        services.enter_context(Supervisor(watched))
         asyncio.run(_serve(settings.model_copy(update=updates), bootstrap_dirs))
     log.info("Cairn stopped")
 
@@ -115,4 +126,13 @@ async def _serve(settings: Settings, bootstrap_dirs: list[Path]) -> None:
     finally:
         stop_worker.set()
         if worker is not None:
-            await worker
+            await _drained(worker)
+
+
+async def _drained(worker: asyncio.Task[None]) -> None:
+    """Wait for the worker to drain; its failure is logged, not raised, so that the
+    embedded services are still stopped cleanly after it."""
+    try:
+        await worker
+    except Exception:
+        log.exception("the worker failed")
