@@ -62,6 +62,13 @@ def _boundary_app(engine: AsyncEngine, dsn: str) -> FastAPI:
 
         return StreamingResponse(frames(), media_type="text/event-stream")
 
+    @app.post("/deadlock")
+    async def deadlock(connection: Transaction) -> None:
+        # PostgreSQL's own deadlock error, as a losing transaction gets it.
+        await connection.execute(
+            text("DO $$ BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END $$")
+        )
+
     @app.get("/query-bug")
     async def query_bug(connection: Transaction) -> None:
         await connection.execute(text("SELEC 1"))
@@ -113,3 +120,14 @@ async def test_a_query_bug_answers_500_with_one_traceback(
     assert response.status_code == 500 and response.json()["error"] == "internal_error"
     assert len(_traceback_records(caplog)) == 1
     assert [r.name for r in caplog.records] == ["cairn.api.errors"]
+
+
+async def test_a_transaction_aborted_for_a_concurrent_one_answers_503_retry(
+    boundary_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with httpx.AsyncClient(base_url=boundary_url) as http:
+        with caplog.at_level(logging.WARNING):
+            response = await http.post("/deadlock")
+    assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+    assert "retry" in response.json()["detail"]
+    assert not _traceback_records(caplog)

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.api.middleware import UNAVAILABLE
-from cairn.db.errors import is_unavailable
+from cairn.db.errors import is_retryable_conflict, is_unavailable
 from cairn.errors import CairnError
 
 log = logging.getLogger(__name__)
@@ -95,6 +95,10 @@ class ErrorBoundary:
                 log.warning("%s: the database is unreachable (%s)", where, _summary(exc))
                 UNAVAILABLE.labels("database").inc()
                 await response.finish(_database_unavailable())
+            elif is_retryable_conflict(exc) and not response.started:
+                log.warning("%s: aborted for a concurrent change (%s)", where, _summary(exc))
+                UNAVAILABLE.labels("conflict").inc()
+                await response.finish(_conflict())
             elif response.started:
                 raise  # a bug mid-response: nothing left to render, the server logs it
             else:
@@ -131,6 +135,13 @@ async def _no_receive() -> Message:  # pragma: no cover - a JSONResponse never r
 def _database_unavailable() -> JSONResponse:
     response = error_response(503, "unavailable", DATABASE_UNAVAILABLE)
     response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+    return response
+
+
+def _conflict() -> JSONResponse:
+    detail = "a concurrent change made the database abort this request; nothing changed; retry"
+    response = error_response(503, "unavailable", detail)
+    response.headers["Retry-After"] = "1"
     return response
 
 

@@ -75,3 +75,18 @@ def _names_an_outage(exc: BaseException) -> bool:
     if isinstance(state, str):
         return state.startswith(_CONNECTION_CLASS) or state in _UNAVAILABLE_STATES
     return False
+
+
+# A concurrent transaction won: PostgreSQL aborted this one, and the same request would
+# succeed if made again (deadlock_detected, serialization_failure).
+_RETRYABLE_STATES = frozenset({"40P01", "40001"})
+
+
+def is_retryable_conflict(exc: BaseException) -> bool:
+    """Whether PostgreSQL aborted the transaction for a concurrent one (a deadlock, a
+    serialization failure): nothing was changed, and retrying the request would succeed."""
+    for link in _chain(exc):
+        state = getattr(link, "sqlstate", None) or getattr(link, "pgcode", None)
+        if state in _RETRYABLE_STATES:
+            return True
+    return False

@@ -18,8 +18,7 @@ A handler returns normally when the message is done (acknowledged), or raises:
 
 from __future__ import annotations
 
-import asyncpg
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, TimeoutError
+from cairn.db.errors import is_unavailable
 
 
 class RetryLater(Exception):
@@ -39,37 +38,6 @@ class DependencyDown(Exception):
 
 
 def is_outage(error: BaseException) -> bool:
-    """Whether ``error`` says a dependency is unreachable rather than that the work is wrong:
-    a lost or refused database connection, a pool that timed out waiting for one, a server
-    shutting down. A query that PostgreSQL rejected is a defect, not an outage."""
-    if isinstance(error, DependencyDown | OSError | TimeoutError):
-        return True  # sqlalchemy's TimeoutError: no pooled connection came in time
-    if isinstance(error, DBAPIError):
-        if error.connection_invalidated or isinstance(error, InterfaceError):
-            return True
-        original = getattr(error, "orig", None)
-        return isinstance(error, OperationalError) or _asyncpg_connection_error(original)
-    return _asyncpg_connection_error(error)
-
-
-def _asyncpg_connection_error(error: BaseException | None) -> bool:
-    """asyncpg's own errors for a connection that went away or could not be made; SQLAlchemy
-    wraps them (the original is on ``orig``, or the ``__cause__`` of the adapted error)."""
-    for _ in range(5):
-        if error is None:
-            return False
-        if isinstance(error, _CONNECTION_ERRORS) and not isinstance(
-            error,
-            asyncpg.exceptions.QueryCanceledError,  # a statement timeout: the query's
-        ):
-            return True
-        error = error.__cause__ or getattr(error, "orig", None)
-    return False
-
-
-_CONNECTION_ERRORS = (
-    OSError,
-    asyncpg.exceptions.PostgresConnectionError,  # lost, refused, rejected
-    asyncpg.exceptions.OperatorInterventionError,  # shutting down, starting up
-    asyncpg.exceptions.TooManyConnectionsError,
-)
+    """Whether ``error`` says a dependency is unreachable rather than that the work is wrong
+    (:func:`cairn.db.errors.is_unavailable` for the database)."""
+    return isinstance(error, DependencyDown) or is_unavailable(error)
