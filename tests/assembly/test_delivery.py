@@ -14,8 +14,9 @@ from tests.assembly.helpers import post
 
 from cairn.context.agents import Agent, parse_agent
 from cairn.db.engine import database_probe
-from cairn.events.consumer import ConsumerRunner, ConsumerSpec, Delivery
+from cairn.events.consumer import ConsumerRunner
 from cairn.events.dead_letters import DatabaseDeadLetters
+from cairn.events.messages import ConsumerSpec, Delivery
 
 
 def _agent(app: FastAPI, key: str) -> Agent:

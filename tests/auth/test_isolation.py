@@ -13,8 +13,8 @@ from tests.auth.conftest import Mint, bearer
 from tests.factories import breadcrumb
 from tests.stream.sse_client import sse
 
-from cairn.events.consumer import Delivery
 from cairn.events.dead_letters import DatabaseDeadLetters
+from cairn.events.messages import Delivery
 
 RECORD_ROUTES = [
     ("GET", "/breadcrumbs/{id}", None),

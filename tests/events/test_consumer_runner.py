@@ -18,8 +18,9 @@ from sqlalchemy import text
 from tests.conftest import Services
 
 from cairn.db.engine import database_probe
-from cairn.events.consumer import HELD, ConsumerRunner, ConsumerSpec, Delivery
+from cairn.events.consumer import HELD, ConsumerRunner
 from cairn.events.dead_letters import DatabaseDeadLetters
+from cairn.events.messages import ConsumerSpec, Delivery
 from cairn.events.outcomes import PoisonMessage
 from cairn.events.payloads import STREAM_NAME
 

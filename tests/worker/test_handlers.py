@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
-from cairn.events.consumer import Delivery
+from cairn.events.messages import Delivery
 from cairn.events.outcomes import DependencyDown, PoisonMessage, is_outage
 from cairn.worker.handlers import Handlers
 

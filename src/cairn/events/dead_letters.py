@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.db.engine import tenant_session
 from cairn.db.models import event_dead_letters
-from cairn.events.consumer import Delivery
+from cairn.events.messages import Delivery
 
 log = logging.getLogger(__name__)
 

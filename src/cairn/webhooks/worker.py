@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.config import EventSettings
 from cairn.db.engine import database_probe
-from cairn.events.consumer import ConsumerRunner, ConsumerSpec, Delivery
+from cairn.events.consumer import ConsumerRunner
 from cairn.events.dead_letters import DatabaseDeadLetters as DeadEvents
+from cairn.events.messages import ConsumerSpec, Delivery
 from cairn.events.nats_client import NatsHolder
 from cairn.webhooks.delivery import Deliverer
 from cairn.webhooks.dispatch import DatabaseDeadLetters, EventDispatcher

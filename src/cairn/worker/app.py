@@ -12,8 +12,9 @@ from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import create_engine, create_session_factory, database_probe
 from cairn.edges.builder import EdgeOptions
-from cairn.events.consumer import ConsumerRunner, ConsumerSpec
+from cairn.events.consumer import ConsumerRunner
 from cairn.events.dead_letters import DatabaseDeadLetters
+from cairn.events.messages import ConsumerSpec
 from cairn.events.nats_client import NatsHolder
 from cairn.transforms import Transforms
 from cairn.worker.handlers import Handlers

@@ -13,7 +13,7 @@ from cairn.breadcrumbs import repository as breadcrumbs
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
 from cairn.edges.builder import EdgeOptions, build_edges
-from cairn.events.consumer import Delivery
+from cairn.events.messages import Delivery
 from cairn.events.outcomes import PoisonMessage
 
 log = logging.getLogger(__name__)
