@@ -82,6 +82,14 @@ def _nested(depth: int) -> Any:
     return "[" * depth + "]" * depth
 
 
+async def test_a_body_no_route_reads_is_ignored_even_when_hostile(
+    client: httpx.AsyncClient,
+) -> None:
+    for body in (_nested(50_000), '{"a": "\\ud800"', "not json"):
+        response = await _send(client, "GET", "/health", body)
+        assert response.status_code == 200, (body[:20], response.text)
+
+
 async def test_a_body_nested_past_any_document_is_refused(client: httpx.AsyncClient) -> None:
     body = '{"url": "http://example.com/", "selector": {"context_match": [{"path": "$.a", '
     body += f'"value": {_nested(500)}' + "}]}}"

@@ -59,7 +59,7 @@ async def _parsed_body(request: Request) -> Any:
         return None
     try:
         return await request.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # FastAPI answers 400 where the route reads it
         return None
 
 
