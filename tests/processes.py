@@ -15,6 +15,8 @@ from pathlib import Path
 import uvicorn
 from fastapi import FastAPI
 
+from cairn.api.server import server_config
+from cairn.config import Limits
 from cairn.runtime import free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,10 +64,12 @@ def stop(process: subprocess.Popen[str], sig: signal.Signals) -> None:
 
 
 @asynccontextmanager
-async def served(app: FastAPI) -> AsyncIterator[str]:
-    """``app`` over real HTTP (for SSE) on a free port, sharing its lifespan and resources."""
+async def served(app: FastAPI, limits: Limits | None = None) -> AsyncIterator[str]:
+    """``app`` over real HTTP (for SSE) on a free port, sharing its lifespan and resources,
+    behind the server's edge (``limits``: the app's own unless given)."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="off", log_config=None)
+    limits = limits or app.state.resources.settings.limits
+    config = server_config(app, limits, host="127.0.0.1", port=port, lifespan="off")
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     task = asyncio.create_task(server.serve())

@@ -64,12 +64,14 @@ def serve(host: Host = None, port: Port = None) -> None:
     import uvicorn
 
     from cairn.api.app import create_app
+    from cairn.api.server import server_config
 
     settings = _settings(host=host, port=port)
     with _refusing_bad_settings():
         application = create_app(settings)
     tune_collector()
-    uvicorn.run(application, host=settings.host, port=settings.port, log_config=None)
+    config = server_config(application, settings.limits, host=settings.host, port=settings.port)
+    uvicorn.Server(config).run()
 
 
 @app.command()

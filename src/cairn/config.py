@@ -34,10 +34,18 @@ class Limits(BaseModel):
     default_list_limit: int = Field(default=100, ge=1, le=MAX_LIST_PAGE)
     max_list_limit: int = Field(default=1000, ge=1, le=MAX_LIST_PAGE)
     max_search_nn: int = 200
+    max_query_tags: int = Field(default=64, ge=1)  # any_tags / all_tags in a query string
     # Per caller (tenant + agent): a token bucket refilled at rate_per_s; 0 turns it off.
     rate_per_s: float = Field(default=0.0, ge=0)
     rate_burst: int = Field(default=50, ge=1)
     max_sse_per_caller: int = Field(default=16, ge=0)  # open SSE connections; 0: no cap
+    # The HTTP edge (cairn.api.server): the request line and headers together, and their
+    # count, answer 431 above these; a client slower than the timeouts is disconnected.
+    max_header_bytes: int = Field(default=64 * 1024, ge=1024)
+    max_headers: int = Field(default=100, ge=8)
+    header_timeout_s: float = Field(default=10.0, gt=0)  # from connection or first byte
+    body_timeout_s: float = Field(default=30.0, gt=0)  # the whole body, from the headers
+    max_connections: int = Field(default=0, ge=0)  # beyond it new requests get 503; 0: no cap
 
     @model_validator(mode="after")
     def _default_within_max(self) -> Limits:

@@ -143,3 +143,103 @@ async def test_long_idempotency_key_is_rejected(client: httpx.AsyncClient, db: A
     )
     assert response.status_code == 422
     assert await row_counts(db) == before
+
+
+LONE_SURROGATE = '"a\\ud800b"'  # a JSON escape no UTF-8 encoder (nor PostgreSQL) accepts
+
+
+def _raw(template: str) -> dict[str, Any]:
+    """A JSON body sent as written: the escape must reach the server unchanged."""
+    content = template.replace("SURROGATE", LONE_SURROGATE)
+    return {"content": content, "headers": {"content-type": "application/json"}}
+
+
+SURROGATE_CREATES = {
+    "title": '{"title": SURROGATE, "context": {}}',
+    "tags[0]": '{"title": "x", "tags": [SURROGATE], "context": {}}',
+    "context.k": '{"title": "x", "context": {"k": SURROGATE}}',
+    "context key": '{"title": "x", "context": {SURROGATE: 1}}',
+    "description": '{"title": "x", "description": SURROGATE, "context": {}}',
+}
+
+
+@pytest.mark.parametrize("field", list(SURROGATE_CREATES))
+async def test_a_lone_surrogate_is_refused_naming_its_field(
+    client: httpx.AsyncClient, db: AsyncEngine, field: str
+) -> None:
+    before = await row_counts(db)
+    response = await client.post("/breadcrumbs", **_raw(SURROGATE_CREATES[field]))
+    assert response.status_code == 422, response.text
+    assert response.json()["error"] == "invalid_input"
+    assert "not valid Unicode" in response.json()["detail"]
+    assert field.split()[0] in response.json()["detail"]
+    assert await row_counts(db) == before
+
+
+async def test_lone_surrogates_and_nul_in_updates_change_nothing(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    created = (await client.post("/breadcrumbs", json=breadcrumb())).json()
+    url = f"/breadcrumbs/{created['id']}"
+    before = await row_counts(db)
+    for path, template in [
+        (f"{url}/tags/add", '{"tags": [SURROGATE]}'),
+        (f"{url}/tags/remove", '{"tags": [SURROGATE]}'),
+        (f"{url}/context/merge", '{"context": {"k": SURROGATE}}'),
+        (f"{url}/tags/add", '{"tags": ["a\\u0000b"]}'),
+        (f"{url}/tags/remove", '{"tags": ["a\\u0000b"]}'),
+        (f"{url}/approve", '{"reason": SURROGATE}'),
+    ]:
+        response = await client.post(path, **_raw(template))
+        assert response.status_code == 422, (path, template, response.text)
+    patched = await client.patch(url, **_raw('{"title": SURROGATE}'))
+    assert patched.status_code == 422, patched.text
+    assert await row_counts(db) == before
+    assert (await client.get(url)).json()["version"] == 1
+
+
+async def test_nul_in_query_parameters_is_refused(client: httpx.AsyncClient) -> None:
+    for path, params in [
+        ("/breadcrumbs", {"tag": "a\x00b"}),
+        ("/breadcrumbs", {"schema_name": "a\x00b"}),
+        ("/breadcrumbs", {"any_tags": "a,\x00"}),
+        ("/breadcrumbs/search", {"q": "a\x00b"}),
+        ("/breadcrumbs/search", {"q": "x", "tag": "\x00"}),
+    ]:
+        response = await client.get(path, params=params)
+        assert response.status_code == 422, (path, params, response.text)
+        assert "query" in response.json()["detail"]
+
+
+async def test_nul_in_a_header_is_refused(client: httpx.AsyncClient, db: AsyncEngine) -> None:
+    before = await row_counts(db)
+    headers = {"Idempotency-Key": "a\x00b"}
+    response = await client.post("/breadcrumbs", json=breadcrumb(), headers=headers)
+    assert response.status_code == 422, response.text
+    assert "Idempotency-Key" in response.json()["detail"] or "idempotency-key" in response.text
+    assert await row_counts(db) == before
+
+
+@pytest.mark.parametrize("number", ["1e308", "-1e308", "1e39", "inf", "nan"])
+async def test_a_query_vector_must_be_finite_in_single_precision(
+    client: httpx.AsyncClient, number: str
+) -> None:
+    for qvec in (",".join([number] * 384), "[" + ",".join([number] * 384) + "]"):
+        response = await client.get("/breadcrumbs/search", params={"qvec": qvec})
+        assert response.status_code == 422, response.text
+
+
+async def test_a_tiny_query_vector_still_searches(client: httpx.AsyncClient) -> None:
+    """Scale does not change a cosine: a vector of tiny numbers is a direction too."""
+    response = await client.get("/breadcrumbs/search", params={"qvec": ",".join(["1e-40"] * 384)})
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize("param", ["any_tags", "all_tags"])
+async def test_too_many_tags_in_a_query_are_refused(client: httpx.AsyncClient, param: str) -> None:
+    tags = ",".join(f"{i:x}" for i in range(10_000))  # commas unescaped: a 44 KB query
+    response = await client.get(f"/breadcrumbs?{param}={tags}")
+    assert response.status_code == 422, response.text
+    assert param in response.json()["detail"] and "64" in response.json()["detail"]
+    allowed = await client.get("/breadcrumbs", params={param: ",".join(["t"] * 64)})
+    assert allowed.status_code == 200, allowed.text

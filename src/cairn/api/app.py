@@ -8,12 +8,13 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cairn.acl import endpoints as acl
 from cairn.api import health
 from cairn.api.errors import install_error_handlers
+from cairn.api.input import refuse_unstorable_text
 from cairn.api.middleware import BodySizeLimit, RequestMetrics
 from cairn.api.resources import Resources
 from cairn.auth import admin as auth_admin
@@ -86,6 +87,7 @@ def create_app(
         summary="Event-driven context assembly for AI agents (RCRT-compatible API)",
         version="0.1.0",
         lifespan=lifespan,
+        dependencies=[Depends(refuse_unstorable_text)],
     )
     install_error_handlers(app)
     for router in ROUTERS:

@@ -76,7 +76,10 @@ async def list_breadcrumbs(
     cursor: str | None = None,
     include_context: bool = False,
 ) -> list[BreadcrumbContextView] | list[BreadcrumbListItem]:
-    flt = ListFilter(schema_name, tag, tag_list(any_tags), tag_list(all_tags))
+    most = reader.limits.max_query_tags
+    flt = ListFilter(
+        schema_name, tag, tag_list(any_tags, "any_tags", most), tag_list(all_tags, "all_tags", most)
+    )
     page = await reader.page(
         flt, limit=limit, offset=offset, cursor=cursor, include_context=include_context
     )

@@ -29,6 +29,8 @@ from cairn.db.models import EMBEDDING_DIM
 from cairn.errors import BadRequest, InvalidInput, NotFound, Unavailable
 from cairn.transforms import Rendered
 
+FLOAT32_MAX = 3.4028234663852886e38  # the largest number a pgvector component can hold
+
 # Either read grant shows the LLM view; only read_full shows every column.
 READ_CONTEXT = [AclAction.READ_CONTEXT.value, AclAction.READ_FULL.value]
 READ_FULL = [AclAction.READ_FULL.value]
@@ -177,20 +179,22 @@ def llm_view(row: Row, rendered: Rendered, *, explain: bool) -> BreadcrumbContex
 
 
 def parse_qvec(raw: str) -> list[float]:
-    """A query vector as RCRT sent it (comma-separated floats) or as a JSON array."""
+    """A query vector as RCRT sent it (comma-separated floats) or as a JSON array, scaled to
+    unit length: pgvector stores single precision, and the cosine ignores the scale."""
     text = raw.strip()
     try:
         values = json.loads(text) if text.startswith("[") else text.split(",")
         vector = [float(value) for value in values]
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError, RecursionError) as error:
         raise InvalidInput("qvec: expected comma-separated numbers or a JSON array") from error
     if len(vector) != EMBEDDING_DIM:
         raise InvalidInput(f"qvec: expected {EMBEDDING_DIM} numbers, got {len(vector)}")
-    if not all(math.isfinite(value) for value in vector):
-        raise InvalidInput("qvec: numbers must be finite")
-    if not any(vector):
+    if not all(abs(value) <= FLOAT32_MAX for value in vector):  # NaN compares False too
+        raise InvalidInput(f"qvec: numbers must be finite, at most {FLOAT32_MAX:.3e} in size")
+    norm = math.hypot(*vector)
+    if norm == 0:
         raise InvalidInput("qvec: the zero vector has no direction")
-    return vector
+    return [value / norm for value in vector]
 
 
 def encode_cursor(row: Row) -> str:
@@ -206,8 +210,12 @@ def decode_cursor(cursor: str) -> Cursor:
         raise InvalidInput("cursor: not a cursor this server issued") from error
 
 
-def tag_list(raw: str | None) -> Sequence[str]:
-    """``any_tags=a,b`` (comma-separated), as query parameters carry them."""
+def tag_list(raw: str | None, field: str, most: int) -> Sequence[str]:
+    """``any_tags=a,b`` (comma-separated), as query parameters carry them; at most ``most``
+    (each tag is one more array comparison per row the query looks at)."""
     if not raw:
         return ()
-    return tuple(tag.strip() for tag in raw.split(",") if tag.strip())
+    tags = tuple(tag.strip() for tag in raw.split(",") if tag.strip())
+    if len(tags) > most:
+        raise InvalidInput(f"{field}: {len(tags)} tags, at most {most} are allowed")
+    return tags

@@ -1,8 +1,8 @@
 """Input limits and JSON sanity checks applied before anything is written.
 
-PostgreSQL rejects NUL characters in text and jsonb, and non-finite numbers in jsonb; a deep
-document can exhaust its parser's stack. All of these are caught here as 4xx instead of
-surfacing as database errors.
+PostgreSQL rejects NUL characters and lone surrogates in text and jsonb, and non-finite
+numbers in jsonb; a deep document can exhaust its parser's stack. All of these are caught
+here as 4xx instead of surfacing as database errors.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from cairn.api.input import text_problem
 from cairn.config import Limits
 from cairn.errors import InvalidInput, PayloadTooLarge
 
@@ -49,8 +50,8 @@ def check_json(value: Any, field: str, *, depth: int = 0) -> None:
 
 
 def check_text(value: str, field: str) -> None:
-    if "\x00" in value:
-        raise InvalidInput(f"{field}: NUL characters are not allowed")
+    if problem := text_problem(value):
+        raise InvalidInput(f"{field}: {problem}")
 
 
 def check_title(title: str, limits: Limits) -> None:

@@ -20,6 +20,7 @@ import uvicorn
 
 from cairn import bootstrap
 from cairn.api.app import create_app
+from cairn.api.server import server_config
 from cairn.auth.local import bootstrap_token, prepare_key
 from cairn.auth.service import check_bind
 from cairn.config import Settings
@@ -86,8 +87,8 @@ def _request_exit(server: uvicorn.Server) -> None:
 
 async def _serve(settings: Settings, bootstrap_dirs: list[Path]) -> None:
     app = create_app(settings)
-    config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, log_config=None, access_log=False
+    config = server_config(
+        app, settings.limits, host=settings.host, port=settings.port, access_log=False
     )
     server = _Server(config)
     loop = asyncio.get_running_loop()

@@ -14,6 +14,7 @@ from cairn.acl.schemas import AclAction
 from cairn.api.deps import ResourcesDep, StreamPrincipalDep, require_role
 from cairn.api.resources import Resources
 from cairn.breadcrumbs.queries import tag_list
+from cairn.breadcrumbs.validation import MAX_JSON_DEPTH, check_json
 from cairn.db.engine import tenant_session
 from cairn.errors import InvalidInput, Unavailable
 from cairn.events.selectors import Selector
@@ -24,6 +25,9 @@ from cairn.stream.sse import SseConnection
 
 router = APIRouter(tags=["events"])
 MAX_SUBSCRIBED = 10_000
+# JetStream's stream sequence is an unsigned 64-bit integer, and replay starts after it.
+MAX_SEQUENCE = 2**64 - 2
+MAX_FILTERS_CHARS = 16 * 1024
 
 
 def build_selector(
@@ -32,17 +36,34 @@ def build_selector(
     all_tags: str | None,
     session: str | None,
     filters: str | None,
+    *,
+    most_tags: int,
 ) -> Selector:
     selector = Selector(
         schema_name=schema_name,
-        any_tags=list(tag_list(any_tags)) or None,
-        all_tags=list(tag_list(all_tags)) or None,
+        any_tags=list(tag_list(any_tags, "any_tags", most_tags)) or None,
+        all_tags=list(tag_list(all_tags, "all_tags", most_tags)) or None,
         session=session,
     )
     if filters is None:
         return selector
+    merged = selector.merged(parse_filters(filters))
+    for field, tags in (("any_tags", merged.any_tags), ("all_tags", merged.all_tags)):
+        if tags and len(tags) > most_tags:
+            raise InvalidInput(f"filters.{field}: {len(tags)} tags, at most {most_tags}")
+    return merged
+
+
+def parse_filters(filters: str) -> Selector:
+    """The ``filters`` JSON selector, bounded in size and depth before it is parsed further."""
+    if len(filters) > MAX_FILTERS_CHARS:
+        raise InvalidInput(f"filters: longer than {MAX_FILTERS_CHARS} characters")
     try:
-        return selector.merged(Selector.model_validate(json.loads(filters)))
+        document = json.loads(filters)
+        check_json(document, "filters")
+        return Selector.model_validate(document)
+    except RecursionError as error:
+        raise InvalidInput(f"filters: nested deeper than {MAX_JSON_DEPTH} levels") from error
     except (ValueError, ValidationError) as error:
         raise InvalidInput(f"filters: not a valid selector ({error})"[:500]) from error
 
@@ -60,9 +81,10 @@ async def subscribed_records(resources: Resources, principal: Principal) -> froz
 
 def start_sequence(since: int | None, last_event_id: str | None) -> int | None:
     if last_event_id is not None and last_event_id.strip():
-        if not last_event_id.strip().isdigit():
-            raise InvalidInput("Last-Event-ID must be a stream sequence number")
-        return int(last_event_id)
+        sequence = last_event_id.strip()
+        if not (sequence.isascii() and sequence.isdigit()) or int(sequence) > MAX_SEQUENCE:
+            raise InvalidInput("Last-Event-ID must be a stream sequence number (0 to 2**64-2)")
+        return int(sequence)
     return since
 
 
@@ -80,14 +102,17 @@ async def events_stream(
     all_tags: Annotated[str | None, Query(description="comma-separated")] = None,
     session: str | None = None,
     filters: Annotated[str | None, Query(description="a JSON selector")] = None,
-    since: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
+    since: Annotated[int | None, Query(ge=0, le=MAX_SEQUENCE)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
     compat: Annotated[
         Literal["cairn", "rcrt"] | None,
         Query(description="rcrt: creates typed breadcrumb.updated, no deletes (RCRT's framing)"),
     ] = None,
 ) -> StreamingResponse:
-    selector = build_selector(schema_name, any_tags, all_tags, session, filters)
+    most_tags = resources.settings.limits.max_query_tags
+    selector = build_selector(
+        schema_name, any_tags, all_tags, session, filters, most_tags=most_tags
+    )
     start = start_sequence(since, last_event_id)
     granted = await subscribed_records(resources, principal)
     feed, js = resources.feed, resources.nats.jetstream() if resources.nats else None
