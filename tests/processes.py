@@ -68,7 +68,9 @@ async def served(app: FastAPI, limits: Limits | None = None) -> AsyncIterator[st
     """``app`` over real HTTP (for SSE) on a free port, sharing its lifespan and resources,
     behind the server's edge (``limits``: the app's own unless given)."""
     port = free_port()
-    limits = limits or app.state.resources.settings.limits
+    if limits is None:  # the app's own; a bare test app without resources gets defaults
+        resources = getattr(app.state, "resources", None)
+        limits = resources.settings.limits if resources is not None else Limits()
     config = server_config(app, limits, host="127.0.0.1", port=port, lifespan="off")
     server = uvicorn.Server(config)
     server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
