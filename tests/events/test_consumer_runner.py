@@ -16,6 +16,7 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import text
 from tests.conftest import Services
+from tests.waiting import eventually
 
 from cairn.db.engine import database_probe
 from cairn.events.consumer import HELD, ConsumerRunner
@@ -72,7 +73,7 @@ async def running(
     """The runner until the block ends; then its consumer is deleted unless ``keep``."""
     task = asyncio.create_task(runner.run())
     try:
-        await _eventually(lambda: _consumer_exists(app, runner.spec.durable))
+        await eventually(lambda: _consumer_exists(app, runner.spec.durable))
         yield task
     finally:
         await runner.stop()
@@ -90,19 +91,6 @@ async def _consumer_exists(app: FastAPI, durable: str) -> bool:
     except Exception:
         return False
     return True
-
-
-async def _eventually(check: Callable[[], Any], timeout: float = 15.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = check()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.05)
 
 
 async def _publish(app: FastAPI, marker: str) -> int:
@@ -140,7 +128,7 @@ async def test_a_handled_message_is_acknowledged_once(app: FastAPI, marker: str)
     runner = _runner(app, handle, _spec(f"ok-{uuid.uuid4().hex[:8]}"))
     async with running(app, runner):
         await _publish(app, marker)
-        await _eventually(lambda: seen)
+        await eventually(lambda: seen)
         await asyncio.sleep(0.5)
     assert seen == [1]
 
@@ -158,7 +146,7 @@ async def test_a_poison_message_is_recorded_and_never_redelivered(
 
     async with running(app, _runner(app, handle, _spec(durable))):
         sequence = await _publish(app, marker)
-        await _eventually(lambda: _dead_letters(app, durable))
+        await eventually(lambda: _dead_letters(app, durable))
         await asyncio.sleep(0.5)
     assert calls == [1]
     [letter] = await _dead_letters(app, durable)
@@ -181,7 +169,7 @@ async def test_a_failing_handler_is_redelivered_up_to_the_limit_then_dead_letter
 
     async with running(app, _runner(app, handle, _spec(durable, max_deliveries=3))):
         await _publish(app, marker)
-        await _eventually(lambda: _dead_letters(app, durable))
+        await eventually(lambda: _dead_letters(app, durable))
         await asyncio.sleep(0.5)
     assert calls == [1, 2, 3]
     [letter] = await _dead_letters(app, durable)
@@ -205,12 +193,12 @@ async def test_an_outage_holds_the_message_without_counting_deliveries(
     async with running(app, runner):
         outage.down = True
         await _publish(app, marker)
-        await _eventually(lambda: len(attempts) >= 1)
+        await eventually(lambda: len(attempts) >= 1)
         await asyncio.sleep(2.0)  # ten probes at the 0.2 s cap: far past two deliveries' worth
         assert HELD.labels(durable)._value.get() == 1
         assert not runner.healthy.is_set()  # fetching is paused meanwhile
         outage.down = False
-        await _eventually(lambda: handled)
+        await eventually(lambda: handled)
         await asyncio.sleep(0.5)
     assert handled == [1] and set(attempts) == {1}  # never redelivered
     assert await _dead_letters(app, durable) == []
@@ -230,7 +218,7 @@ async def test_an_error_that_looks_like_an_outage_while_the_probe_succeeds_is_a_
 
     async with running(app, _runner(app, handle, _spec(durable, max_deliveries=2))):
         await _publish(app, marker)
-        await _eventually(lambda: _dead_letters(app, durable))
+        await eventually(lambda: _dead_letters(app, durable))
     assert calls == [1, 2]
 
 
@@ -252,14 +240,14 @@ async def test_a_message_whose_handlers_kept_dying_is_dead_lettered_unhandled(
 
     first = _runner(app, dies, _spec(durable, ack_wait_s=1.0, max_deliveries=1))
     task = asyncio.create_task(first.run())
-    await _eventually(lambda: _consumer_exists(app, durable))
+    await eventually(lambda: _consumer_exists(app, durable))
     await _publish(app, marker)
-    await _eventually(lambda: calls)
+    await eventually(lambda: calls)
     task.cancel()  # killed: neither ack nor nak
     await asyncio.gather(task, return_exceptions=True)
     second = _runner(app, survives, _spec(durable, ack_wait_s=1.0, max_deliveries=1))
     async with running(app, second):
-        await _eventually(lambda: _dead_letters(app, durable))
+        await eventually(lambda: _dead_letters(app, durable))
     assert calls == ["first"]
     [letter] = await _dead_letters(app, durable)
     assert letter["deliveries"] == 2 and "without being settled" in letter["reason"]
@@ -278,10 +266,10 @@ async def test_a_lost_consumer_is_recreated_where_this_process_was(
     js = app.state.resources.nats.jetstream()
     async with running(app, _runner(app, handle, _spec(durable))):
         first = await _publish(app, marker)
-        await _eventually(lambda: seen == [first])
+        await eventually(lambda: seen == [first])
         await js.delete_consumer(STREAM_NAME, durable)
         second = await _publish(app, marker)  # published while no consumer exists
-        await _eventually(lambda: seen == [first, second], timeout=30)
+        await eventually(lambda: seen == [first, second], timeout=30)
 
 
 async def test_the_runner_resumes_after_nats_restarts(
@@ -297,15 +285,15 @@ async def test_the_runner_resumes_after_nats_restarts(
     holder = app.state.resources.nats
     async with running(app, _runner(app, handle, _spec(durable))):
         first = await _publish(app, marker)
-        await _eventually(lambda: seen == [first])
+        await eventually(lambda: seen == [first])
         services.nats.stop()
         try:
-            await _eventually(lambda: not holder.connected)
+            await eventually(lambda: not holder.connected)
         finally:
             services.nats.start()
-        await _eventually(lambda: holder.connected, timeout=30)
+        await eventually(lambda: holder.connected, timeout=30)
         second = await _publish(app, marker)
-        await _eventually(lambda: seen == [first, second], timeout=30)
+        await eventually(lambda: seen == [first, second], timeout=30)
 
 
 async def test_changed_settings_update_an_existing_consumer(app: FastAPI) -> None:
@@ -318,7 +306,7 @@ async def test_changed_settings_update_an_existing_consumer(app: FastAPI) -> Non
     async with running(app, _runner(app, handle, _spec(durable, ack_wait_s=30.0)), keep=True):
         pass
     async with running(app, _runner(app, handle, _spec(durable, ack_wait_s=7.0))):
-        await _eventually(lambda: _config_is(js, durable, ack_wait=7.0, max_deliver=-1), timeout=10)
+        await eventually(lambda: _config_is(js, durable, ack_wait=7.0, max_deliver=-1), timeout=10)
 
 
 async def _config_is(js: Any, durable: str, **wanted: Any) -> bool:

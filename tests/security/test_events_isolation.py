@@ -12,7 +12,8 @@ from fastapi import FastAPI
 from tests.factories import breadcrumb
 from tests.security.conftest import Caller, caller_headers
 from tests.stream.sse_client import sse
-from tests.webhooks.receiver import Receiver, eventually
+from tests.waiting import eventually
+from tests.webhooks.receiver import Receiver
 
 
 async def _post(client: httpx.AsyncClient, **overrides: Any) -> str:

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from tests.conftest import Services
 from tests.factories import breadcrumb
 from tests.stream.sse_client import SseReader, sse
-from tests.webhooks.receiver import eventually
+from tests.waiting import eventually
 
 from cairn.events.payloads import STREAM_NAME
 

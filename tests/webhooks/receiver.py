@@ -8,8 +8,6 @@ import contextlib
 import hashlib
 import hmac
 import json
-import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,19 +85,3 @@ class Receiver:
             self.failures_left -= 1
             return True
         return False
-
-
-async def eventually(
-    check: Callable[[], Awaitable[bool]] | Callable[[], bool], timeout: float = 10.0
-) -> None:
-    """Poll ``check`` until it holds; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {timeout} s")
-        await asyncio.sleep(0.02)

@@ -7,7 +7,8 @@ import httpx
 from fastapi import FastAPI
 from nats.js.api import AckPolicy
 from tests.conftest import Services
-from tests.webhooks.receiver import Receiver, eventually
+from tests.waiting import eventually
+from tests.webhooks.receiver import Receiver
 from tests.webhooks.test_delivery import post, register
 
 from cairn.events.payloads import STREAM_NAME

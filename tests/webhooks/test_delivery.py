@@ -9,7 +9,8 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.factories import breadcrumb
-from tests.webhooks.receiver import Receiver, eventually
+from tests.waiting import eventually
+from tests.webhooks.receiver import Receiver
 
 from cairn.db.models import webhook_dlq
 

@@ -8,7 +8,8 @@ from typing import Any
 import httpx
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
-from tests.webhooks.receiver import Receiver, eventually
+from tests.waiting import eventually
+from tests.webhooks.receiver import Receiver
 from tests.webhooks.test_delivery import SECRET, dead_letters, post, register
 
 from cairn.db.models import agent_secrets, webhook_dlq, webhooks

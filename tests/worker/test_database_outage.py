@@ -8,7 +8,7 @@ import asyncio
 import shutil
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.assembly.helpers import post
+from tests.waiting import eventually
 
 from cairn.api.app import create_app
 from cairn.config import Settings
@@ -114,17 +115,19 @@ async def test_a_database_outage_loses_no_trigger(world: World) -> None:
     for i in range(TRIGGERS):
         await post(world.client, tags=[f"ask:{key}", f"session:{key}-{i}"])
     js = world.holder.jetstream()
-    await _until(lambda: _pending(js, TRIGGERS + 1))
+    await eventually(lambda: _pending(js, TRIGGERS + 1))
 
     errors_before = _count("error") + _count("retry") + _count("dead_lettered")
     world.postgres.stop()
     second = worker()
     consuming = asyncio.create_task(second.run())
     try:
-        await _until(lambda: HELD.labels(DURABLE)._value.get() > 0, timeout=30)
+        await eventually(lambda: HELD.labels(DURABLE)._value.get() > 0, timeout=30)
         await asyncio.sleep(OUTAGE_S)
         world.postgres.start()  # the same port: the pools reconnect
-        await _until(lambda: _contexts(world.client, agent_id, TRIGGERS), timeout=60)
+        await eventually(
+            lambda: _contexts(world.client, agent_id, TRIGGERS), timeout=60, tolerate=(Exception,)
+        )
     finally:
         await second.stop()
         await asyncio.wait_for(consuming, 30)
@@ -144,7 +147,7 @@ async def _stopped(runner: ConsumerRunner, task: asyncio.Task[None], world: Worl
             return False
         return True
 
-    await _until(bound)
+    await eventually(bound)
     await runner.stop()
     await asyncio.wait_for(task, 10)
 
@@ -163,19 +166,3 @@ async def _contexts(client: httpx.AsyncClient, agent_id: str, count: int) -> boo
 
 def _count(outcome: str) -> float:
     return float(MESSAGES.labels(DURABLE, outcome)._value.get())
-
-
-async def _until(check: Callable[[], Any], timeout: float = 15.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        try:
-            result = check()
-            if asyncio.iscoroutine(result):
-                result = await result
-        except Exception:  # the database is still coming back
-            result = False
-        if result:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.1)

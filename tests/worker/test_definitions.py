@@ -12,6 +12,7 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import text
 from tests.assembly.helpers import post
+from tests.waiting import eventually
 
 from cairn.config import Settings
 from cairn.context.agents import AGENT_SCHEMA
@@ -58,7 +59,7 @@ async def test_an_agent_created_after_two_workers_started_reaches_both(
     tasks = [asyncio.create_task(runner.run()) for runner in runners]
     js = resources.nats.jetstream()
     try:
-        await _until(lambda: _has_consumer(js, durable))
+        await eventually(lambda: _has_consumer(js, durable))
         await post(
             client, schema_name=AGENT_SCHEMA, title=f"late-{key}", tags=["workspace:agents"],
             context={
@@ -70,7 +71,7 @@ async def test_an_agent_created_after_two_workers_started_reaches_both(
         )  # fmt: skip
         for i in range(TRIGGERS):
             await post(client, tags=[f"late:{key}", f"session:{key}-{i}"])
-        await _until(lambda: sum(map(sum, written)) >= TRIGGERS, timeout=60)
+        await eventually(lambda: sum(map(sum, written)) >= TRIGGERS, timeout=60)
         await asyncio.sleep(0.5)
     finally:
         for runner in runners:
@@ -98,16 +99,3 @@ async def _has_consumer(js: Any, durable: str) -> bool:
     except Exception:
         return False
     return True
-
-
-async def _until(check: Callable[[], Any], timeout: float = 15.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = check()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.05)
