@@ -17,6 +17,7 @@ from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.text import context_as_text, transformed_as_text
 from cairn.config import Limits, Settings
 from cairn.context.agents import CONTEXT_SCHEMA, Agent
+from cairn.context.answers import AnswerCache
 from cairn.context.assemble import Assembly, AssemblyOptions, assemble
 from cairn.context.directory import Directory
 from cairn.context.explain import Timer
@@ -55,6 +56,8 @@ class ContextBuilder:
     records: RecordCache = field(default_factory=lambda: RecordCache(RECORD_CACHE_SIZE))
     # Each owner's common words, which nominate no search candidate (context.terms).
     common_words: CommonWords = field(default_factory=CommonWords)
+    # On-demand answers (POST /contexts/query) until the tenant changes (context.answers).
+    answers: AnswerCache = field(default_factory=lambda: AnswerCache(0, 0.0, 0.0))
 
     @classmethod
     def create(
@@ -85,6 +88,9 @@ class ContextBuilder:
             ),
             embedder=embedder,
             limits=settings.limits,
+            answers=AnswerCache(
+                options.query_cache_size, options.query_cache_ttl_s, options.query_cache_settle_s
+            ),
         )
 
     async def on_event(self, event: Mapping[str, Any]) -> int:
