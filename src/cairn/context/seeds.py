@@ -173,6 +173,24 @@ async def semantic_seeds(
     return SeedBatch(seeds, below)
 
 
+async def rank_hybrid(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    probe: Probe,
+    source: SemanticSource,
+    pointers: Sequence[str],
+    scope_tags: Sequence[str],
+    *,
+    common_words: CommonWords | None = None,
+) -> list[dict[str, Any]]:
+    """The semantic seeds' ranking as a search (``GET /breadcrumbs/search?mode=hybrid``):
+    rows of ``id, similarity, lexical, score``, best first, nothing excluded."""
+    common = await (common_words or CommonWords()).of(session, owner_id)
+    return await _hybrid_candidates(
+        session, owner_id, probe, source, pointers, common, scope_tags, frozenset()
+    )
+
+
 async def _hybrid_candidates(
     session: AsyncSession,
     owner_id: uuid.UUID,
