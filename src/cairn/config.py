@@ -135,6 +135,12 @@ class ContextSettings(BaseModel):
     # correctly pooled MiniLM scores a clearly relevant document around 0.5-0.6.
     similarity_scale: float = 0.65
     tokenizer_dir: Path | None = None  # default: <data_dir>/tokenizers
+    # POST /contexts/query answers kept per API process (context.answers): how many, how
+    # long at most, and how long after a tenant's change none is stored (the worker builds
+    # a new record's edges after its event). 0 entries or 0 s turns the cache off.
+    query_cache_size: int = Field(default=1000, ge=0)
+    query_cache_ttl_s: float = Field(default=60.0, ge=0.0)
+    query_cache_settle_s: float = Field(default=5.0, ge=0.0)
 
 
 class TransformSettings(BaseModel):

@@ -87,6 +87,27 @@ async def test_tenant_b_cannot_assemble_with_tenant_a_trigger(
     assert response.status_code == 404
 
 
+async def test_tenant_b_cannot_query_with_tenant_a_trigger_or_agent(
+    jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str], marker: str
+) -> None:
+    a = bearer(record_of_a["token"])
+    agent = {
+        "schema_name": "agent.def.v1", "title": "A's reader", "tags": [marker],
+        "context": {"agent_id": f"reader-{marker[5:]}", "context_trigger": {"any_tags": [marker]}},
+    }  # fmt: skip
+    assert (await jwt_client.post("/breadcrumbs", json=agent, headers=a)).status_code == 201
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    by_trigger = {"trigger_id": record_of_a["id"], "agent": {}}
+    response = await jwt_client.post("/contexts/query", json=by_trigger, headers=b)
+    assert response.status_code == 404, response.text
+    by_agent = {"query": f"A's plan {marker}", "agent_id": f"reader-{marker[5:]}"}
+    response = await jwt_client.post("/contexts/query", json=by_agent, headers=b)
+    assert response.status_code == 404, response.text
+    # A itself gets both.
+    for body in (by_trigger, by_agent):
+        assert (await jwt_client.post("/contexts/query", json=body, headers=a)).status_code == 200
+
+
 async def test_tenant_b_administers_only_its_own_tenant(
     jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str]
 ) -> None:

@@ -61,6 +61,9 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("DELETE", "/worker/dead/{entry_id}"): C,
     ("GET", "/contexts/{consumer_id}"): S,
     ("POST", "/contexts/assemble"): E,
+    # Subscribers with an inline agent; a registered agent's own context needs the agent
+    # itself (emitter) or a curator, checked in the route (tests/assembly/test_ondemand.py).
+    ("POST", "/contexts/query"): S,
     ("GET", "/acl"): C,
     ("POST", "/acl/grant"): C,
     ("POST", "/acl/revoke"): C,

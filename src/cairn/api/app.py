@@ -122,10 +122,18 @@ async def _open(
         resources.system_sessions, embedder, settings.embedding.retry_interval_s
     )
     resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
+    forget = contexts.answers.forget_on_commit(sessions)
+    resources.background.append(asyncio.create_task(forget, name="context-answers"))
     if settings.nats_url:
         resources.nats = NatsHolder(settings.nats_url)
         resources.feed = EventFeed(resources.nats)
-        listeners = (transforms.invalidate_for_event, contexts.directory.on_event)
+        listeners = (
+            transforms.invalidate_for_event,
+            contexts.directory.on_event,
+            contexts.answers.on_event,
+        )
+        # Core NATS is at most once: events missed while disconnected are not replayed.
+        resources.nats.on_reconnect.append(contexts.answers.clear)
         events = start_events(
             settings, resources.nats, resources.session_factory, listeners,
             system_sessions=resources.system_sessions,

@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query, Response, status
 
-from cairn.api.deps import ReaderDep, WriterDep, require_role
+from cairn.api.deps import ReaderDep, ResourcesDep, WriterDep, require_role
+from cairn.breadcrumbs.hybrid import hybrid_search
 from cairn.breadcrumbs.queries import tag_list
 from cairn.breadcrumbs.repository import ListFilter, Row
 from cairn.breadcrumbs.schemas import (
@@ -36,6 +37,7 @@ SUBSCRIBER = require_role(Role.SUBSCRIBER)
 EMITTER = require_role(Role.EMITTER)
 CURATOR = require_role(Role.CURATOR)
 
+DEGRADED_HEADER = "X-Cairn-Degraded"
 _IF_MATCH = re.compile(r'^\s*(?:W/)?"?(\d{1,9})"?\s*$')
 
 
@@ -91,16 +93,34 @@ async def list_breadcrumbs(
 @router.get("/search", dependencies=[SUBSCRIBER])
 async def search_breadcrumbs(
     reader: ReaderDep,
+    resources: ResourcesDep,
+    response: Response,
     q: str | None = None,
     qvec: str | None = None,
     nn: int = 5,
     schema_name: str | None = None,
     tag: str | None = None,
-    mode: Literal["vector"] = "vector",
+    mode: Annotated[
+        Literal["vector", "hybrid"],
+        Query(description="vector: cosine only; hybrid: cosine and BM25 as context seeds"),
+    ] = "vector",
     include_context: bool = False,
 ) -> list[SearchHit]:
+    """``vector`` (the default) ranks by cosine similarity (503 without the embedder);
+    ``hybrid`` as the context builder's semantic seeds do, needs ``q``, and without the
+    embedder ranks by BM25 alone with ``X-Cairn-Degraded: embedding``."""
     flt = ListFilter(schema_name=schema_name, tag=tag)
-    return await reader.search(flt, q=q, qvec=qvec, nn=nn, include_context=include_context)
+    if mode == "vector":
+        return await reader.search(flt, q=q, qvec=qvec, nn=nn, include_context=include_context)
+    if qvec is not None:
+        raise BadRequest("hybrid search takes q (text), not qvec: its words are half the score")
+    found = await hybrid_search(
+        reader, flt, q=q, nn=nn, include_context=include_context,
+        common_words=resources.contexts.common_words,
+    )  # fmt: skip
+    if found.degraded:
+        response.headers[DEGRADED_HEADER] = ",".join(found.degraded)
+    return found.hits
 
 
 @router.post("/render", dependencies=[SUBSCRIBER])

@@ -128,8 +128,15 @@ class RenderResult(BaseModel):
 
 
 class SearchHit(BreadcrumbListItem):
-    score: float = Field(description="cosine similarity to the query, 1 is identical")
+    score: float = Field(
+        description="vector mode: cosine similarity to the query, 1 is identical; hybrid "
+        "mode: the fused score of the context builder's semantic seeds (0 to 1)"
+    )
     context: dict[str, Any] | None = None
+    similarity: float | None = Field(
+        default=None, description="hybrid mode: the cosine part (null: the embedder is down)"
+    )
+    lexical: float | None = Field(default=None, description="hybrid mode: the BM25 part")
 
 
 class BreadcrumbFull(BreadcrumbContextView):

@@ -20,13 +20,22 @@ from cairn.context.agents import Agent
 from cairn.context.budget import resolve_budget
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
-from cairn.context.model import Dropped, DropReason, Record, Seed, SeedSource
+from cairn.context.model import (
+    Budget,
+    BudgetSource,
+    Dropped,
+    DropReason,
+    Record,
+    Seed,
+    SeedSource,
+)
 from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
-from cairn.context.records import RecordCache, load_trigger
+from cairn.context.records import RecordCache
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
+from cairn.context.trigger import AssemblyTrigger
 from cairn.embedding import tag_pointers
 
 MakeBlocks = Callable[[AsyncSession, uuid.UUID, list[Record]], Awaitable[ItemBlocks]]
@@ -56,7 +65,7 @@ class Assembly:
 async def assemble(
     session: AsyncSession,
     agent: Agent,
-    trigger_id: uuid.UUID,
+    found: AssemblyTrigger,
     *,
     event_id: str,
     excluded: frozenset[str],
@@ -66,17 +75,17 @@ async def assemble(
     llm_config: Mapping[str, Any] | None = None,
     record_cache: RecordCache | None = None,
     common_words: CommonWords | None = None,
-) -> Assembly | None:
-    """The assembled context for ``agent`` and the trigger, or None if the trigger is gone."""
-    timer = Timer()
+    timer: Timer | None = None,
+    budget_override: int | None = None,
+) -> Assembly:
+    """The assembled context for ``agent`` and the trigger (stored or a query's, see
+    context.trigger). ``timer`` may already hold the phases that found the trigger;
+    ``budget_override`` (an on-demand request's ``budget``) comes before every setting."""
+    timer = timer or Timer()
     owner = agent.owner_id
-    with timer.phase("trigger"):
-        found = await load_trigger(session, owner, trigger_id)
-        if found is None:
-            return None
-        trigger, keywords = found
-        # Keyword pointers: the trigger's tag pointers, then its stored entity keywords.
-        pointers = list(dict.fromkeys([*tag_pointers(trigger.tags), *keywords]))
+    trigger, probe = found.record, found.probe
+    # Keyword pointers: the trigger's tag pointers, then its stored entity keywords.
+    pointers = list(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
     sessions = sorted(trigger.session_tags)
     semantic = dataclasses.replace(
         agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
@@ -84,13 +93,13 @@ async def assemble(
     with timer.phase("seeds"):
         batches = [
             seeding.SeedBatch([Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], []),
-            await seeding.always_seeds(session, owner, agent.always, excluded, trigger.id),
+            await seeding.always_seeds(session, owner, agent.always, excluded, probe),
             await seeding.semantic_seeds(
-                session, owner, trigger.id, semantic, pointers, sessions, excluded,
+                session, owner, probe, semantic, pointers, sessions, excluded,
                 common_words=common_words,
             ),
             await seeding.session_seeds(
-                session, owner, sessions, agent.session_limit, excluded, trigger.id
+                session, owner, sessions, agent.session_limit, excluded, probe
             ),
         ]  # fmt: skip
     seeds, upstream = _merge(batches)
@@ -103,8 +112,12 @@ async def assemble(
         )  # fmt: skip
     with timer.phase("render_items"):
         blocks = await item_blocks(session, owner, list(graph.records.values()))
-    budget = resolve_budget(
-        agent.context_budget, _config_budget(llm_config), None, options.default_budget
+    budget = (
+        Budget(budget_override, BudgetSource.request)
+        if budget_override
+        else resolve_budget(
+            agent.context_budget, _config_budget(llm_config), None, options.default_budget
+        )
     )
     with timer.phase("select"):
         seeds = with_neighbour_support(seeds, graph, options.neighbour_support)

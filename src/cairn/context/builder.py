@@ -17,13 +17,16 @@ from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.text import context_as_text, transformed_as_text
 from cairn.config import Limits, Settings
 from cairn.context.agents import CONTEXT_SCHEMA, Agent
-from cairn.context.assemble import AssemblyOptions, assemble
+from cairn.context.answers import AnswerCache
+from cairn.context.assemble import Assembly, AssemblyOptions, assemble
 from cairn.context.directory import Directory
+from cairn.context.explain import Timer
 from cairn.context.model import Record
 from cairn.context.records import RecordCache
 from cairn.context.render import ItemBlocks
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
+from cairn.context.trigger import AssemblyTrigger, stored_trigger
 from cairn.context.write import write_context
 from cairn.db.engine import tenant_session
 from cairn.embedding import Embedder
@@ -53,6 +56,8 @@ class ContextBuilder:
     records: RecordCache = field(default_factory=lambda: RecordCache(RECORD_CACHE_SIZE))
     # Each owner's common words, which nominate no search candidate (context.terms).
     common_words: CommonWords = field(default_factory=CommonWords)
+    # On-demand answers (POST /contexts/query) until the tenant changes (context.answers).
+    answers: AnswerCache = field(default_factory=lambda: AnswerCache(0, 0.0, 0.0))
 
     @classmethod
     def create(
@@ -83,6 +88,9 @@ class ContextBuilder:
             ),
             embedder=embedder,
             limits=settings.limits,
+            answers=AnswerCache(
+                options.query_cache_size, options.query_cache_ttl_s, options.query_cache_settle_s
+            ),
         )
 
     async def on_event(self, event: Mapping[str, Any]) -> int:
@@ -104,19 +112,63 @@ class ContextBuilder:
         # Within the trigger's tenant: no source, graph walk or write can leave it.
         scoped = tenant_session(self.session_factory, agent.owner_id)
         async with scoped as session, session.begin():
-            assembly = await assemble(
-                session, agent, trigger_id,
-                event_id=event_id, excluded=excluded, counter=self.counter,
-                item_blocks=self.item_blocks, options=self.options, record_cache=self.records,
-                common_words=self.common_words, llm_config=await _llm_config(session, agent),
-            )  # fmt: skip
-            if assembly is None:
+            timer = Timer()
+            with timer.phase("trigger"):
+                found = await stored_trigger(session, agent.owner_id, trigger_id)
+            if found is None:
                 return None
+            assembly = await self._assemble(
+                session, agent, found, excluded, event_id=event_id, timer=timer
+            )
             principal = Principal(agent.owner_id, f"context-builder:{agent.agent_id}")
             writer = GeneratedWriter(
                 session, self.embedder, self.limits, principal, self.transforms
             )
             return await write_context(writer, assembly)
+
+    async def preview(
+        self,
+        agent: Agent,
+        trigger: uuid.UUID | AssemblyTrigger,
+        *,
+        timer: Timer,
+        budget: int | None = None,
+    ) -> Assembly | None:
+        """The assembly ``build`` would write, written nowhere: the transaction is read-only
+        (PostgreSQL refuses any write in it). None when a stored trigger is gone."""
+        excluded = await self.directory.excluded(agent.owner_id)
+        scoped = tenant_session(self.session_factory, agent.owner_id)
+        async with scoped as session, session.begin():
+            await session.execute(text("SET TRANSACTION READ ONLY"))
+            if isinstance(trigger, uuid.UUID):
+                with timer.phase("trigger"):
+                    found = await stored_trigger(session, agent.owner_id, trigger)
+                if found is None:
+                    return None
+                trigger = found
+            return await self._assemble(
+                session, agent, trigger, excluded, event_id="on-demand", timer=timer,
+                budget=budget,
+            )  # fmt: skip
+
+    async def _assemble(
+        self,
+        session: AsyncSession,
+        agent: Agent,
+        trigger: AssemblyTrigger,
+        excluded: frozenset[str],
+        *,
+        event_id: str,
+        timer: Timer,
+        budget: int | None = None,
+    ) -> Assembly:
+        return await assemble(
+            session, agent, trigger,
+            event_id=event_id, excluded=excluded, counter=self.counter,
+            item_blocks=self.item_blocks, options=self.options, record_cache=self.records,
+            common_words=self.common_words, llm_config=await _llm_config(session, agent),
+            timer=timer, budget_override=budget,
+        )  # fmt: skip
 
     async def item_blocks(
         self, session: AsyncSession, owner_id: uuid.UUID, records: list[Record]

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Header, Response
 from pydantic import BaseModel, Field
 
 from cairn.api.deps import PrincipalDep, ResourcesDep, SessionDep, require_role
 from cairn.breadcrumbs import repository
+from cairn.context import ondemand
 from cairn.context.agents import AGENT_SCHEMA
+from cairn.context.ondemand import ContextAnswer, ContextQuery
 from cairn.context.write import context_record_id
 from cairn.errors import Forbidden, NotFound
 from cairn.principal import Role
 
 router = APIRouter(prefix="/contexts", tags=["contexts"])
 
-AGENT_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+AGENT_ID = ondemand.AGENT_ID
+DEGRADED_HEADER = "X-Cairn-Degraded"
 
 
 class AssembleRequest(BaseModel):
@@ -74,3 +77,24 @@ async def assemble_now(
         session=session_tags[0].removeprefix("session:") if session_tags else None,
         context=row["context"],
     )  # fmt: skip
+
+
+@router.post("/query", dependencies=[require_role(Role.SUBSCRIBER)])
+async def query_context(
+    body: ContextQuery,
+    resources: ResourcesDep,
+    principal: PrincipalDep,
+    response: Response,
+    cache_control: Annotated[str | None, Header(alias="Cache-Control")] = None,
+) -> ContextAnswer:
+    """The context the worker would assemble for ``agent_id`` (or an inline ``agent``) with
+    ``trigger_id`` or a ``query`` text as the trigger, written nowhere. Answers come from
+    memory while the tenant's data is unchanged (``cache_hit``); ``debug: true`` or
+    ``Cache-Control: no-cache`` assembles afresh. With the embedder down a query is
+    answered from lexical scores only: ``degraded: ["embedding"]`` and the
+    ``X-Cairn-Degraded`` header say so."""
+    no_cache = cache_control is not None and "no-cache" in cache_control.lower()
+    answer = await ondemand.answer(resources.contexts, principal, body, use_cache=not no_cache)
+    if answer.degraded:
+        response.headers[DEGRADED_HEADER] = ",".join(answer.degraded)
+    return answer

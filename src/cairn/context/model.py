@@ -129,6 +129,7 @@ SECTION_ORDER: tuple[Section, ...] = tuple(Section)
 class BudgetSource(StrEnum):
     """Which setting decided the token budget (ARCHITECTURE §7.5, in order of precedence)."""
 
+    request = "request"  # an on-demand request's own budget (POST /contexts/query)
     agent = "agent"
     llm_config = "llm_config"
     model = "model"

@@ -25,6 +25,7 @@ from cairn.context.agents import AlwaysSource, SemanticSource
 from cairn.context.model import Seed, SeedSource
 from cairn.context.records import LIVE, NOT_EXCLUDED
 from cairn.context.terms import Common, CommonWords
+from cairn.context.trigger import Probe, as_probe
 
 # Fusion of the two signals for semantic seeds: cosine similarity, and BM25 over the
 # records' stored lexemes (`search_vector`: PostgreSQL's English stemming; IDF and length
@@ -58,17 +59,18 @@ async def always_seeds(
     owner_id: uuid.UUID,
     sources: Sequence[AlwaysSource],
     excluded: frozenset[str],
-    trigger_id: uuid.UUID | None = None,
+    trigger: uuid.UUID | Probe | None = None,
 ) -> SeedBatch:
     """Every source in one query. Each seed's score is its similarity to the trigger, so
     when the budget cannot hold them all, the most relevant go first."""
     if not sources:
         return SeedBatch([], [])
+    probe = as_probe(trigger)
     parts: list[str] = []
     params: dict[str, Any] = {
         "owner": owner_id,
         "excluded": sorted(excluded),
-        "trigger": trigger_id,
+        **probe.params(),
     }
     for index, source in enumerate(sources):
         clauses = ["owner_id = :owner", LIVE, NOT_EXCLUDED]
@@ -86,8 +88,7 @@ async def always_seeds(
     query = (  # the vectors stay in the database: only the similarity comes back
         "SELECT chosen.source_index, chosen.id,"
         " 1 - (chosen.embedding <=> probe.embedding) AS similarity"
-        f" FROM ({' UNION ALL '.join(parts)}) AS chosen"
-        " LEFT JOIN breadcrumbs probe ON probe.id = CAST(:trigger AS uuid)"
+        f" FROM ({' UNION ALL '.join(parts)}) AS chosen {probe.join_sql()}"
     )
     rows = (await session.execute(text(query), params)).mappings().all()
     seeds = []
@@ -110,20 +111,21 @@ async def session_seeds(
     session_tags: Sequence[str],
     limit: int,
     excluded: frozenset[str],
-    trigger_id: uuid.UUID,
+    trigger: uuid.UUID | Probe,
 ) -> SeedBatch:
     if not session_tags or limit <= 0:
         return SeedBatch([], [])
+    probe = as_probe(trigger)
     # Only what came before the trigger: a slow assembly must not show later turns.
     query = text(
         "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND tags && :tags"
         f" AND id <> :trigger AND {LIVE} AND {NOT_EXCLUDED}"
-        " AND created_at <= (SELECT created_at FROM breadcrumbs WHERE id = :trigger)"
+        f" AND created_at <= {probe.created_at_sql()}"
         " ORDER BY created_at DESC, id DESC LIMIT :limit"
     )
     params = {
-        "owner": owner_id, "tags": list(session_tags), "trigger": trigger_id,
-        "limit": limit, "excluded": sorted(excluded),
+        "owner": owner_id, "tags": list(session_tags), "limit": limit,
+        "excluded": sorted(excluded), **probe.params(),
     }  # fmt: skip
     rows = (await session.execute(query, params)).mappings().all()
     seeds = [
@@ -141,7 +143,7 @@ async def session_seeds(
 async def semantic_seeds(
     session: AsyncSession,
     owner_id: uuid.UUID,
-    trigger_id: uuid.UUID,
+    trigger: uuid.UUID | Probe,
     source: SemanticSource,
     pointers: Sequence[str],
     session_tags: Sequence[str],
@@ -156,7 +158,7 @@ async def semantic_seeds(
         return SeedBatch([], [])
     common = await (common_words or CommonWords()).of(session, owner_id)
     rows = await _hybrid_candidates(
-        session, owner_id, trigger_id, source, pointers, common, session_tags, excluded
+        session, owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded
     )
     seeds: list[Seed] = []
     below: list[tuple[uuid.UUID, float]] = []
@@ -171,10 +173,28 @@ async def semantic_seeds(
     return SeedBatch(seeds, below)
 
 
+async def rank_hybrid(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    probe: Probe,
+    source: SemanticSource,
+    pointers: Sequence[str],
+    scope_tags: Sequence[str],
+    *,
+    common_words: CommonWords | None = None,
+) -> list[dict[str, Any]]:
+    """The semantic seeds' ranking as a search (``GET /breadcrumbs/search?mode=hybrid``):
+    rows of ``id, similarity, lexical, score``, best first, nothing excluded."""
+    common = await (common_words or CommonWords()).of(session, owner_id)
+    return await _hybrid_candidates(
+        session, owner_id, probe, source, pointers, common, scope_tags, frozenset()
+    )
+
+
 async def _hybrid_candidates(
     session: AsyncSession,
     owner_id: uuid.UUID,
-    trigger_id: uuid.UUID,
+    probe: Probe,
     source: SemanticSource,
     pointers: Sequence[str],
     common: Common,
@@ -190,7 +210,7 @@ async def _hybrid_candidates(
     # array_to_tsvector rejects empty strings (no keyword or tag pointer is ever empty).
     pointers = [p for p in pointers if p]
     params: dict[str, Any] = {
-        "owner": owner_id, "trigger": trigger_id, "excluded": sorted(excluded),
+        "owner": owner_id, "excluded": sorted(excluded), **probe.params(),
         "pointers": pointers, "pool": max(50, 4 * source.limit),
         "rare_pointers": [p for p in pointers if p not in common.keywords],
         "common_lexemes": sorted(common.lexemes),
@@ -208,7 +228,7 @@ async def _hybrid_candidates(
     where = " AND ".join(clauses)
     query = text(
         f"""
-        WITH probe AS (SELECT embedding, search_vector AS tsv FROM breadcrumbs WHERE id = :trigger),
+        WITH probe AS ({probe.row_sql()}),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
         -- The trigger's informative lexemes OR-ed (websearch_to_tsquery never fails on odd
         -- input; 'simple' keeps the already stemmed lexemes as they are).
