@@ -5,8 +5,14 @@ issue 15; until they are served these tests fail with the server's 404 / 422."""
 
 from __future__ import annotations
 
-from cairn_client import AsyncClient
+import asyncio
+import json
+
 from tests.client.world import agent_world
+from typer.testing import CliRunner
+
+from cairn.cli import app
+from cairn_client import AsyncClient
 
 
 async def test_query_context_answers_from_the_agents_sources(live_url: str) -> None:
@@ -27,4 +33,15 @@ async def test_hybrid_search_ranks_the_matching_record_first(live_url: str) -> N
         hits = await cairn.search(
             "blue whale length", mode="hybrid", schema_name=world.knowledge_schema, nn=2
         )
-    assert [hit.title for hit in hits][0] == "Whale facts"
+    assert hits[0].title == "Whale facts"
+
+
+async def test_the_query_command_prints_the_servers_answer(live_url: str) -> None:
+    async with AsyncClient(live_url) as cairn:
+        world = await agent_world(cairn)
+    command = ["query", "How long can a blue whale grow?", "--agent", world.agent_id]
+    asked = await asyncio.to_thread(
+        CliRunner().invoke, app, [*command, "--json", "--url", live_url]
+    )
+    assert asked.exit_code == 0, asked.output
+    assert "blue whale" in json.loads(asked.stdout)["formatted_context"]

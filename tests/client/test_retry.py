@@ -7,10 +7,11 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
+from tests.client.mock import Script, error
+
 from cairn_client import AsyncClient, Client, RetryPolicy
 from cairn_client._retry import retry_after_s
-from cairn_client.errors import RateLimited, Unavailable
-from tests.client.mock import Script, error
+from cairn_client.errors import CairnError, RateLimited, Unavailable
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.0)
 CREATED = httpx.Response(201, json={"id": "00000000-0000-0000-0000-000000000001", "version": 1})
@@ -47,7 +48,10 @@ def test_a_post_without_idempotency_key_is_not_repeated() -> None:
 
 def test_other_errors_are_not_retried() -> None:
     script = Script(error(500, "internal_error", "boom"))
-    with Client("http://x", transport=script.sync(), retry=FAST) as cairn, pytest.raises(Exception):
+    with (
+        Client("http://x", transport=script.sync(), retry=FAST) as cairn,
+        pytest.raises(CairnError),
+    ):
         cairn.list_agents()
     assert len(script.requests) == 1
 
