@@ -72,7 +72,7 @@ async def test_the_async_client_waits_what_the_server_asks(monkeypatch: pytest.M
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    monkeypatch.setattr("cairn_client._client.asyncio.sleep", sleep)
+    monkeypatch.setattr("cairn_client._client._pause", sleep)
     script = Script(
         error(429, "too_many_requests", "wait", **{"Retry-After": "2"}),
         httpx.Response(200, json=[]),

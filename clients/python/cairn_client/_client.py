@@ -35,6 +35,11 @@ def connection(url: str | None, token: str | None) -> dict[str, Any]:
     return {"base_url": url or os.environ.get("CAIRN_URL") or DEFAULT_URL, "headers": headers}
 
 
+async def _pause(seconds: float) -> None:
+    """The async client's wait between attempts (one name, so tests can watch it)."""
+    await asyncio.sleep(seconds)
+
+
 def _request(http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> httpx.Request:
     return http.build_request(
         call.method, call.path, params=call.params, json=call.body, headers=call.headers
@@ -136,7 +141,7 @@ class AsyncClient(RecordRoutes, AdminRoutes):
             delay = self._retry.delay(request, response, attempt)
             if delay is None:
                 raise error_from(response)
-            await asyncio.sleep(delay)
+            await _pause(delay)
             attempt += 1
 
     def _stream(self, options: StreamOptions) -> AsyncEventStream:
