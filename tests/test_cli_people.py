@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
+from cairn_client import AsyncClient
 from click.testing import Result
 from tests.client.world import agent_world
 from typer.testing import CliRunner
 
 from cairn.cli import app
-from cairn_client import AsyncClient
 
 
 def cairn(url: str, *args: str, stdin: str | None = None) -> Result:

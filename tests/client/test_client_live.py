@@ -7,11 +7,10 @@ import uuid
 
 import httpx
 import pytest
-from tests.client.world import agent_world
-
 from cairn_client import ROUTES, AsyncClient, Client
 from cairn_client.errors import InvalidInput, NotFound, VersionMismatch
 from cairn_client.models import BreadcrumbUpdate
+from tests.client.world import agent_world
 
 
 def _placeholders(path: str) -> str:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 
+from cairn_client import AsyncClient
 from tests.client.world import agent_world
 from typer.testing import CliRunner
 
 from cairn.cli import app
-from cairn_client import AsyncClient
 
 
 async def test_query_context_answers_from_the_agents_sources(live_url: str) -> None:

@@ -6,11 +6,10 @@ import uuid
 
 import httpx
 import pytest
-from tests.client.mock import Script, error
-
 from cairn_client import AsyncClient, Client, RetryPolicy
 from cairn_client.errors import InvalidInput, NotFound, VersionMismatch
 from cairn_client.models import BreadcrumbUpdate
+from tests.client.mock import Script, error
 
 CREATED = {"id": str(uuid.uuid4()), "version": 1}
 QUERIED = {

@@ -7,11 +7,10 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from tests.client.mock import Script, error
-
 from cairn_client import AsyncClient, Client, RetryPolicy
 from cairn_client._retry import retry_after_s
 from cairn_client.errors import CairnError, RateLimited, Unavailable
+from tests.client.mock import Script, error
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.0)
 CREATED = httpx.Response(201, json={"id": "00000000-0000-0000-0000-000000000001", "version": 1})

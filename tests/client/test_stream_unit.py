@@ -7,11 +7,10 @@ import json
 
 import httpx
 import pytest
-from tests.client.mock import Script, error
-
 from cairn_client import AsyncClient, Client
 from cairn_client.errors import Forbidden
 from cairn_client.sse import Cursor, Frame, FrameDecoder
+from tests.client.mock import Script, error
 
 
 def frames(*items: tuple[int | None, dict[str, object]]) -> bytes:
