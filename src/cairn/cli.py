@@ -1,4 +1,5 @@
-"""The ``cairn`` command: up, serve, worker, migrate, bootstrap, token, embed, build-model."""
+"""The ``cairn`` command: up, serve, worker, migrate, bootstrap, token, embed, build-model;
+and for people at a terminal: post, get, search, tail, context, query (``cli_client``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from cairn import cli_client
 from cairn.config import Settings, get_settings
 from cairn.errors import ConfigurationError
 from cairn.logging import configure
@@ -230,6 +232,8 @@ def build_model(data_dir: DataDir = None) -> None:
     settings = _settings(data_dir)
     typer.echo(f"model ready in {ensure_model(settings.model_dir)}")
 
+
+cli_client.register(app)
 
 if __name__ == "__main__":
     app()

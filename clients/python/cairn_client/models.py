@@ -1,0 +1,317 @@
+"""Typed requests and answers of Cairn's routes, written from the server's OpenAPI schemas.
+
+Answers accept fields they do not know (``extra="allow"``), so a newer server does not
+break an older client; requests send only the fields given.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["subscriber", "emitter", "curator"]
+Visibility = Literal["public", "team", "private"]
+Sensitivity = Literal["low", "pii", "secret"]
+AclAction = Literal["read_context", "read_full", "update", "delete", "subscribe"]
+ScopeType = Literal["global", "workspace", "agent", "tenant"]
+SearchMode = Literal["vector", "hybrid"]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# records
+
+
+class Created(Answer):
+    id: UUID
+    version: int
+
+
+class Changed(Answer):
+    id: UUID
+    version: int
+    ok: bool = True
+
+
+class BreadcrumbListItem(Answer):
+    id: UUID
+    title: str
+    tags: list[str]
+    schema_name: str | None
+    version: int
+    updated_at: datetime
+
+
+class SearchHit(BreadcrumbListItem):
+    score: float
+    context: dict[str, Any] | None = None
+
+
+class TransformExplanation(Answer):
+    source: str
+    applied: bool
+    elapsed_ms: float
+    definition_id: UUID | None = None
+    definition_version: int | None = None
+    error: str | None = None
+    warnings: list[str] = []
+
+
+class Breadcrumb(BreadcrumbListItem):
+    """The LLM view (``GET /breadcrumbs/{id}``), or a list item with ``include_context``."""
+
+    description: str | None = None
+    semantic_version: str | None = None
+    context: dict[str, Any]
+    llm_hints: dict[str, Any] | None = None
+    created_at: datetime
+    transform: TransformExplanation | None = None
+
+
+class BreadcrumbFull(Breadcrumb):
+    owner_id: UUID
+    visibility: Visibility
+    sensitivity: Sensitivity
+    checksum: str
+    size_bytes: int
+    ttl: datetime | None
+    created_by: str | None
+    updated_by: str | None
+    llm_text: str | None
+    embedding: list[float] | None
+    entity_keywords: list[str] | None
+
+
+class HistoryEntry(Answer):
+    version: int
+    title: str
+    tags: list[str]
+    context: dict[str, Any]
+    checksum: str
+    change: str
+    updated_at: datetime
+    updated_by: str | None
+
+
+class RenderResult(Answer):
+    items: list[dict[str, Any]]
+    missing: list[UUID]
+
+
+class BreadcrumbCreate(Request):
+    title: str
+    context: dict[str, Any]
+    schema_name: str | None = None
+    description: str | None = None
+    semantic_version: str | None = None
+    tags: list[str] = []
+    llm_hints: dict[str, Any] | None = None
+    visibility: Visibility | None = None
+    sensitivity: Sensitivity | None = None
+    ttl: datetime | None = None
+
+
+class BreadcrumbUpdate(Request):
+    """Only the fields set are sent (an explicit ``None`` clears a field)."""
+
+    schema_name: str | None = None
+    title: str | None = None
+    description: str | None = None
+    semantic_version: str | None = None
+    tags: list[str] | None = None
+    context: dict[str, Any] | None = None
+    llm_hints: dict[str, Any] | None = None
+    visibility: Visibility | None = None
+    sensitivity: Sensitivity | None = None
+    ttl: datetime | None = None
+
+
+class Event(Answer):
+    """One change from ``/events/stream``; ``seq`` is its stream sequence (``Last-Event-ID``)."""
+
+    seq: int
+    type: str
+    event_id: str | None = None
+    breadcrumb_id: UUID | None = None
+    owner_id: UUID | None = None
+    version: int | None = None
+    schema_name: str | None = None
+    title: str | None = None
+    tags: list[str] = []
+    updated_at: datetime | None = None
+    context: dict[str, Any] | None = None
+
+
+# contexts
+
+
+class AssembledContext(Answer):
+    """An ``agent.context.v1`` record: ``context`` holds ``formatted_context``, ``explain``,
+    ``token_count``, ``timings_ms`` and the rest."""
+
+    id: UUID
+    version: int
+    consumer_id: str
+    session: str | None
+    context: dict[str, Any]
+
+
+class ContextQuery(Request):
+    """``POST /contexts/query``: exactly one of ``query``/``trigger_id``; at least one of
+    ``agent_id``/``agent`` (an inline ``agent.def.v1`` context)."""
+
+    query: str | None = None
+    trigger_id: UUID | None = None
+    agent_id: str | None = None
+    agent: dict[str, Any] | None = None
+    session: str | None = None
+    budget: int | None = None
+    debug: bool | None = None
+
+
+class QueriedContext(Answer):
+    formatted_context: str
+    token_count: int
+    token_budget: int
+    breadcrumb_count: int
+    explain: dict[str, Any] = Field(default_factory=dict)
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    cache_hit: bool = False
+    degraded: list[str] = []
+
+
+# operations and access
+
+
+class MintedToken(Answer):
+    token: str
+    token_type: str = "Bearer"
+    owner_id: UUID
+    agent_id: str
+    roles: list[Role]
+    exp: int
+
+
+class Tenant(Answer):
+    id: UUID
+    name: str
+    created_at: datetime
+
+
+class Agent(Answer):
+    agent_id: str
+    roles: list[Role]
+    created_at: datetime
+    updated_at: datetime
+
+
+class Ok(Answer):
+    ok: bool = True
+
+
+class Requeued(Answer):
+    requeued: bool = True
+
+
+class RevokeResult(Answer):
+    rows: int
+
+
+class ContextMatch(Request):
+    path: str
+    op: str = "eq"
+    value: Any = None
+
+
+class Selector(Request):
+    """Which events a webhook or stream receives."""
+
+    schema_name: str | None = None
+    any_tags: list[str] | None = None
+    all_tags: list[str] | None = None
+    session: str | None = None
+    context_match: list[ContextMatch] | None = None
+
+
+class Webhook(Answer):
+    id: UUID
+    url: str
+    selector: dict[str, Any] | None
+    created_at: datetime | None = None
+    secret: str | None = None
+
+
+class DeadLetter(Answer):
+    id: UUID
+    webhook_id: UUID
+    agent_id: str
+    url: str
+    event_id: str
+    payload: dict[str, Any]
+    attempts: int
+    last_error: str
+    created_at: datetime
+    updated_at: datetime
+    requeued: bool
+
+
+class DeadEvent(Answer):
+    id: UUID
+    consumer: str
+    subject: str
+    stream_sequence: int
+    event_id: str | None
+    event_type: str | None
+    breadcrumb_id: UUID | None
+    deliveries: int
+    reason: str
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+class AclEntry(Answer):
+    id: UUID
+    breadcrumb_id: UUID
+    grantee_owner_id: UUID
+    grantee_agent_id: str | None
+    action: AclAction
+    actions: list[AclAction]
+    created_at: datetime
+    created_by: str | None
+
+
+class SecretInfo(Answer):
+    id: UUID
+    name: str
+    scope_type: ScopeType
+    scope_id: str | None
+    description: str | None
+    readers: list[str]
+    created_at: datetime
+    updated_at: datetime
+    created_by: str | None
+    updated_by: str | None
+
+
+class DecryptedSecret(Answer):
+    id: UUID
+    name: str
+    value: str
+
+
+class AuditEntry(Answer):
+    id: int
+    secret_id: UUID
+    action: str
+    actor: str
+    reason: str | None
+    created_at: datetime

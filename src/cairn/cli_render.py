@@ -1,0 +1,88 @@
+"""How the people commands print answers: one line per event, tables for search hits and
+for a context's ``explain`` (why each record is in, why the nearest misses are out)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from cairn_client.models import Event, SearchHit
+
+
+def console() -> Console:
+    # Made per command: the output stream is the one current when the command runs.
+    return Console(highlight=False, soft_wrap=False)
+
+
+def as_json(value: Any) -> str:
+    """An answer (a pydantic model, a list of them, or plain data) as indented JSON."""
+    if isinstance(value, list):
+        return json.dumps([_plain(item) for item in value], indent=2, ensure_ascii=False)
+    return json.dumps(_plain(value), indent=2, ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if dump else value
+
+
+def event_line(event: Event) -> str:
+    """``time type schema "title" [tags]`` — one event, one line."""
+    when = event.updated_at.strftime("%H:%M:%S") if event.updated_at else "--:--:--"
+    tags = ", ".join(event.tags)
+    return f'{when}  {event.type}  {event.schema_name or "-"}  "{event.title or ""}"  [{tags}]'
+
+
+def hits_table(hits: Sequence[SearchHit]) -> Table:
+    table = Table("score", "title", "schema", "tags", "id", title=f"{len(hits)} hits")
+    for hit in hits:
+        tags = ", ".join(hit.tags)
+        table.add_row(f"{hit.score:.3f}", hit.title, hit.schema_name or "-", tags, str(hit.id))
+    return table
+
+
+def included_table(explain: Mapping[str, Any]) -> Table:
+    """The records in the context: where they came from, what reaching them cost, their
+    tokens and the section they are in."""
+    table = Table("record", "schema", "source", "cost", "tokens", "section", title="included")
+    for item in explain.get("selected", []):
+        table.add_row(
+            item.get("title") or _short(item.get("record_id")),
+            item.get("schema_name") or "-",
+            str(item.get("source", "-")),
+            _number(item.get("path_cost")),
+            str(item.get("tokens", "-")),
+            str(item.get("section", "-")),
+        )
+    return table
+
+
+def misses_table(explain: Mapping[str, Any], limit: int) -> Table:
+    """The candidates left out that came closest (cheapest path first), and why."""
+    dropped = list(explain.get("dropped", []))
+    dropped.sort(key=lambda item: (item.get("path_cost") is None, item.get("path_cost") or 0))
+    shown = dropped[:limit]
+    title = f"near misses ({len(shown)} of {len(dropped)})"
+    table = Table("record", "reason", "stage", "cost", "tokens", title=title)
+    for item in shown:
+        table.add_row(
+            _short(item.get("record_id")),
+            str(item.get("reason", "-")),
+            str(item.get("stage", "-")),
+            _number(item.get("path_cost")),
+            str(item.get("tokens") if item.get("tokens") is not None else "-"),
+        )
+    return table
+
+
+def _short(record_id: object) -> str:
+    return str(record_id)[:8] if record_id else "-"
+
+
+def _number(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, int | float) else "-"

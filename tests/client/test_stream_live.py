@@ -1,0 +1,50 @@
+"""The client's event stream against the real server and NATS."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import uuid
+
+from cairn_client import AsyncClient, Client, Event
+
+
+async def _post_until(
+    cairn: AsyncClient, marker: str, done: asyncio.Future[object]
+) -> list[uuid.UUID]:
+    """Post a record every 0.2 s until ``done`` (a stream that connects late still sees
+    one); the ids in the order posted."""
+    posted = []
+    while not done.done():
+        posted.append((await cairn.create_breadcrumb("ping", {}, tags=[marker])).id)
+        await asyncio.wait([done], timeout=0.2)
+    return posted
+
+
+async def test_a_resumed_stream_gets_exactly_the_events_missed(live_url: str, marker: str) -> None:
+    async with AsyncClient(live_url) as cairn:
+        stream = cairn.events(any_tags=[marker], stop_after_s=20)
+        first = asyncio.ensure_future(anext(stream))
+        pings = await _post_until(cairn, marker, first)
+        seen: Event = first.result()
+        await stream.aclose()
+        missed = [(await cairn.create_breadcrumb("missed", {}, tags=[marker])).id for _ in "abc"]
+        # Everything posted after `seen`: pings that were on their way, then the three.
+        expected = pings[pings.index(seen.breadcrumb_id) + 1 :] + missed
+        resumed = cairn.events(any_tags=[marker], since=seen.seq, stop_after_s=3)
+        events = [event async for event in resumed]
+    assert [event.breadcrumb_id for event in events] == expected
+    assert all(event.seq > seen.seq for event in events)
+
+
+def _first_event(url: str, marker: str) -> list[Event]:
+    with Client(url) as cairn:
+        return list(itertools.islice(cairn.events(any_tags=[marker], stop_after_s=20), 1))
+
+
+async def test_the_sync_stream_yields_a_live_event(live_url: str, marker: str) -> None:
+    async with AsyncClient(live_url) as cairn:
+        reading = asyncio.ensure_future(asyncio.to_thread(_first_event, live_url, marker))
+        await _post_until(cairn, marker, reading)
+    (event,) = reading.result()
+    assert event.type == "breadcrumb.created" and marker in event.tags and event.seq > 0
