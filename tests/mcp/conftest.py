@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from mcp import Client
+from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
