@@ -63,11 +63,11 @@ class McpEndpoint:
                 await stop.wait()
 
         task = asyncio.create_task(run(), name="mcp-sessions")
-        await asyncio.wait(
-            [task, asyncio.ensure_future(ready.wait())], return_when="FIRST_COMPLETED"
-        )
+        started = asyncio.create_task(ready.wait())
+        await asyncio.wait([task, started], return_when=asyncio.FIRST_COMPLETED)
+        started.cancel()
         if task.done():
-            task.result()  # it failed to start: raise why
+            task.result()  # it ended before it started: raise why
         try:
             yield
         finally:

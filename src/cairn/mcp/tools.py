@@ -16,7 +16,7 @@ from pydantic import Field
 
 from cairn.api.errors import DATABASE_UNAVAILABLE
 from cairn.api.input import text_problem
-from cairn.db.errors import is_unavailable
+from cairn.db.errors import is_retryable_conflict, is_unavailable
 from cairn.errors import CairnError, InvalidInput
 from cairn.mcp.backend import (
     CairnBackend,
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 BackendFor = Callable[[Context], CairnBackend]
 
+CONFLICT = "a concurrent change made the database abort this call; nothing changed; retry"
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
 
@@ -163,6 +164,8 @@ async def answer(call: Callable[[], Awaitable[T]]) -> T:
         if is_unavailable(error):
             log.warning("MCP tool: the database is unreachable (%s)", type(error).__name__)
             raise ToolError(error_text("unavailable", DATABASE_UNAVAILABLE)) from error
+        if is_retryable_conflict(error):
+            raise ToolError(error_text("unavailable", CONFLICT)) from error
         log.exception("MCP tool failed")
         raise ToolError(error_text("internal_error", "an unexpected error occurred")) from error
 
