@@ -1,4 +1,4 @@
-"""The ``cairn`` command: up, serve, worker, migrate, bootstrap, token, embed, build-model;
+"""The ``cairn`` command: up, serve, worker, migrate, bootstrap, token, mcp, embed, build-model;
 and for people at a terminal: post, get, search, tail, context, query (``cli_client``)."""
 
 from __future__ import annotations
@@ -211,6 +211,22 @@ def token(
     if settings.auth != "jwt":
         typer.echo("note: CAIRN_AUTH is not jwt here; the server must run with it", err=True)
     typer.echo(minted)
+
+
+@app.command("mcp")
+def mcp_command(
+    url: Annotated[str | None, typer.Option(help="Cairn URL (default $CAIRN_URL)")] = None,
+    token: Annotated[
+        str | None, typer.Option(help="a token for CAIRN_AUTH=jwt (default $CAIRN_TOKEN)")
+    ] = None,
+) -> None:
+    """Serve Cairn's MCP tools over stdio (for MCP clients that start a command), acting
+    on a running Cairn; logs go to stderr."""
+    from cairn.mcp.server import serve_stdio
+
+    _settings()  # logging to stderr: stdout carries the protocol
+    target = url or os.environ.get("CAIRN_URL", "http://127.0.0.1:8081")
+    asyncio.run(serve_stdio(target, token or os.environ.get("CAIRN_TOKEN")))
 
 
 @app.command()

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from starlette.routing import Route
 from tests.auth.conftest import Mint, bearer
 
 from cairn.api.app import ROUTERS
@@ -79,6 +80,13 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("POST", "/secrets/{secret_id}/decrypt"): S,
     ("GET", "/secrets/{secret_id}/audit"): C,
 }
+# Routes outside the API's routers (not in the OpenAPI schema), with their gate.
+DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+OUTSIDE_ROUTERS: dict[str, str] = {
+    # Every request needs a token (tests/auth/test_mcp_auth.py); each tool checks the role
+    # of its API route (remember: emitter, the others: subscriber).
+    "/mcp": "token, then per tool",
+}
 GATED = sorted(key for key, gate in EXPECTED.items() if gate != OPEN)
 BELOW = {S: [], E: [["subscriber"]], C: [["subscriber"], ["emitter"], ["subscriber", "emitter"]]}
 
@@ -112,6 +120,22 @@ def test_the_table_names_every_route_of_the_app(jwt_app: FastAPI) -> None:
     served = {(method.upper(), path) for path, item in schema.items() for method in item}
     assert served == set(EXPECTED), "give new routes a gate (and a row here)"
     assert set(_routes()) == set(EXPECTED)
+
+
+def test_the_routes_outside_the_routers_are_known(jwt_app: FastAPI) -> None:
+    plain = {route.path for route in jwt_app.routes if isinstance(route, Route)}
+    outside = {path for path in plain if path not in DOCS} - {p for _, p in EXPECTED}
+    assert outside == set(OUTSIDE_ROUTERS), "give new routes a gate (and a row here)"
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])
+@pytest.mark.parametrize("path", sorted(OUTSIDE_ROUTERS))
+async def test_routes_outside_the_routers_need_a_token(
+    jwt_client: httpx.AsyncClient, method: str, path: str
+) -> None:
+    response = await jwt_client.request(method, path, json={})
+    assert response.status_code == 401, response.text
+    assert response.headers["WWW-Authenticate"] == "Bearer"
 
 
 @pytest.mark.parametrize(("method", "path"), sorted(EXPECTED))

@@ -40,6 +40,7 @@ from cairn.errors import ConfigurationError
 from cairn.events import endpoints as dead_events
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
+from cairn.mcp.endpoint import McpEndpoint
 from cairn.secrets import endpoints as secrets
 from cairn.secrets.crypto import Keyring
 from cairn.stream import endpoints as stream
@@ -72,13 +73,15 @@ def create_app(
     disabled off loopback, a missing or unreadable token key) before anything starts."""
     settings = settings or get_settings()
     authenticator = Authenticator.from_settings(settings)
+    mcp = McpEndpoint(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         resources = await _open(settings, embedder, authenticator, migrate=migrate)
         app.state.resources = resources
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             await _close(resources, owns_embedder=embedder is None)
 
@@ -92,6 +95,7 @@ def create_app(
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    app.router.routes.append(mcp.route())  # MCP over streamable HTTP, behind the same auth
     app.add_middleware(BodySizeLimit, max_bytes=settings.limits.max_body_bytes)
     app.add_middleware(RequestMetrics)
     return app

@@ -1,0 +1,137 @@
+"""The backend of ``/mcp``: Cairn's own services, on behalf of the HTTP request's caller.
+
+Each call is one transaction scoped to the caller's tenant (row-level security), with the
+role checks of the matching API route, exactly as the route's dependencies build it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from starlette.requests import Request
+
+from cairn.api.deps import get_resources
+from cairn.api.resources import Resources
+from cairn.breadcrumbs.queries import BreadcrumbReader
+from cairn.breadcrumbs.repository import ListFilter
+from cairn.breadcrumbs.schemas import BreadcrumbCreate
+from cairn.breadcrumbs.service import BreadcrumbWriter
+from cairn.db.engine import tenant_session
+from cairn.errors import CairnError, Forbidden, Unavailable
+from cairn.mcp.backend import (
+    ContextQuery,
+    Record,
+    Records,
+    Remembered,
+    SearchMode,
+    SearchResults,
+    session_tag,
+)
+from cairn.principal import Principal, Role
+
+# On-demand context (POST /contexts/query) is being built beside this; until it is part of
+# the build, get_context answers NOT_YET. Its entry point: query_context(resources,
+# principal, body of POST /contexts/query) -> the route's answer as a mapping.
+ONDEMAND_MODULE = "cairn.context.ondemand"
+ONDEMAND_ENTRY = "query_context"
+NOT_YET = "get_context is not available on this server yet (no on-demand context service)"
+
+
+def caller_backend(ctx: Context) -> InProcessBackend:
+    """The backend of the HTTP request carrying this tool call: the ``/mcp`` endpoint has
+    authenticated it and left the caller on ``request.state``."""
+    request = ctx.request_context.request
+    principal = getattr(request.state, "principal", None) if request is not None else None
+    if not isinstance(request, Request) or not isinstance(principal, Principal):
+        raise CairnError("this tool call did not arrive through the authenticated /mcp route")
+    return InProcessBackend(get_resources(request), principal)
+
+
+class InProcessBackend:
+    def __init__(self, resources: Resources, principal: Principal) -> None:
+        self.resources = resources
+        self.principal = principal
+
+    async def remember(
+        self,
+        *,
+        schema_name: str | None,
+        title: str,
+        context: dict[str, Any],
+        tags: list[str],
+        session: str | None,
+    ) -> Remembered:
+        self._require(Role.EMITTER)
+        if session is not None:
+            tags = [*tags, session_tag(session)]
+        body = BreadcrumbCreate(schema_name=schema_name, title=title, context=context, tags=tags)
+        async with self._services() as (_, writer):
+            created = await writer.create(body, None)
+        return Remembered(id=created.id, version=created.version)
+
+    async def search(
+        self, text: str, *, mode: SearchMode, schema_name: str | None, limit: int
+    ) -> SearchResults:
+        """Vector search; ``hybrid`` runs as vector until the hybrid scorer is merged (the
+        answer says which ran)."""
+        self._require(Role.SUBSCRIBER)
+        flt = ListFilter(schema_name=schema_name)
+        async with self._services() as (reader, _):
+            hits = await reader.search(flt, q=text, qvec=None, nn=limit, include_context=True)
+        return SearchResults(mode="vector", hits=[hit.model_dump(mode="json") for hit in hits])
+
+    async def get_context(self, request: ContextQuery) -> dict[str, Any]:
+        self._require(Role.SUBSCRIBER)
+        service = _ondemand_service()
+        if service is None:
+            raise Unavailable(NOT_YET)
+        return dict(await service(self.resources, self.principal, request.body()))
+
+    async def get_record(self, record_id: uuid.UUID) -> Record:
+        self._require(Role.SUBSCRIBER)
+        async with self._services() as (reader, _):
+            view = await reader.view(record_id)
+        return view.model_dump(mode="json")
+
+    async def recent(self, session: str, *, limit: int) -> Records:
+        self._require(Role.SUBSCRIBER)
+        flt = ListFilter(tag=session_tag(session))
+        async with self._services() as (reader, _):
+            page = await reader.page(flt, limit=limit, offset=0, cursor=None, include_context=True)
+        return Records(records=[item.model_dump(mode="json") for item in page.items])
+
+    def _require(self, role: Role) -> None:
+        if not self.principal.has(role):
+            raise Forbidden(f"this tool needs the {role.value} role")
+
+    @asynccontextmanager
+    async def _services(self) -> AsyncIterator[tuple[BreadcrumbReader, BreadcrumbWriter]]:
+        """One transaction in the caller's tenant, committed when the tool's work is done
+        (so its events leave through the outbox like any request's)."""
+        resources, principal = self.resources, self.principal
+        scoped = tenant_session(resources.session_factory, principal.owner_id)
+        async with scoped as session, session.begin():
+            args = (session, resources.embedder, resources.settings.limits, principal)
+            yield (
+                BreadcrumbReader(*args, resources.transforms),
+                BreadcrumbWriter(*args, resources.transforms),
+            )
+
+
+OndemandService = Callable[[Resources, Principal, dict[str, Any]], Awaitable[Mapping[str, Any]]]
+
+
+def _ondemand_service() -> OndemandService | None:
+    """The on-demand context service, when this build has it."""
+    if importlib.util.find_spec(ONDEMAND_MODULE) is None:
+        return None
+    service: OndemandService | None = getattr(
+        importlib.import_module(ONDEMAND_MODULE), ONDEMAND_ENTRY, None
+    )
+    return service
