@@ -4,6 +4,7 @@ client the test controls: pings, a disconnect, a client that stops reading, a sh
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import uuid
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sse_starlette.sse import AppStatus
+from sse_starlette.sse import AppStatus, EventSourceResponse
 from tests.stream.sse_client import sse
 from tests.webhooks.receiver import eventually
 
@@ -19,7 +20,7 @@ from cairn.events.selectors import Selector
 from cairn.stream import sse as sse_module
 from cairn.stream.feed import Fanout
 from cairn.stream.frames import CONNECTED, PING, frame_bytes
-from cairn.stream.sse import SseConnection, event_stream
+from cairn.stream.sse import EventStream, SseConnection, event_stream
 
 SCOPE = {"type": "http", "method": "GET", "asgi": {"spec_version": "2.3"}}
 
@@ -101,3 +102,10 @@ async def test_open_streams_end_when_the_server_shuts_down(live_url: str) -> Non
                 await stream.next_frame(timeout=3)
         finally:
             AppStatus.should_exit = False
+
+
+def test_frames_go_out_through_the_send_path_event_stream_replaces() -> None:
+    """``EventStream`` skips sse-starlette's per-send cancel scope by overriding its send
+    path; were the library to rename it, the override would silently stop applying."""
+    assert "self._send_with_timeout(" in inspect.getsource(EventSourceResponse._stream_response)
+    assert EventStream._send_with_timeout is not EventSourceResponse._send_with_timeout
