@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 from nats.js import JetStreamContext
 from prometheus_client import Counter, Gauge
 from sse_starlette import EventSourceResponse
@@ -42,6 +43,9 @@ _END = b""
 SLOW_CLIENT_GRACE_S = 5.0
 # A replay waits this long for its next message before it gives up waiting on the stream.
 REPLAY_IDLE_S = 5.0
+# On the server's shutdown, a connection gets this long to send what it holds and a
+# ``reconnect`` frame before sse-starlette cancels it.
+SHUTDOWN_GRACE_S = 1.0
 
 
 class FrameQueue:
@@ -152,6 +156,14 @@ class SseConnection:
         finally:
             CONNECTIONS.dec()
             await self.close()
+
+    async def end_on(self, shutdown: anyio.Event) -> None:
+        """The server is stopping: end with a ``reconnect`` frame after the frames already
+        queued, so the client resumes at once (on another process, or on this one after its
+        restart) instead of reading a cut-off response."""
+        await shutdown.wait()
+        self._leave()
+        self.queue.put_nowait(_END)
 
     async def close(self) -> None:
         """Leave the feed, stop the replay, give the caller's slot back (once)."""
@@ -306,6 +318,13 @@ class EventStream(EventSourceResponse):
 def event_stream(connection: SseConnection, ping_interval_s: float) -> EventStream:
     """The response that serves ``connection``: sse-starlette sends a ping frame every
     ``ping_interval_s`` and watches for the client's disconnect and the server's shutdown."""
+    shutdown = anyio.Event()
     return EventStream(
-        connection.frames(), ping=ping_interval_s, ping_message_factory=ping_event, sep=SEPARATOR
+        connection.frames(),
+        ping=ping_interval_s,
+        ping_message_factory=ping_event,
+        sep=SEPARATOR,
+        shutdown_event=shutdown,
+        shutdown_grace_period=SHUTDOWN_GRACE_S,
+        data_sender_callable=lambda: connection.end_on(shutdown),
     )
