@@ -19,7 +19,8 @@ from cairn.events.selectors import Selector
 from cairn.stream import sse as sse_module
 from cairn.stream.feed import Fanout
 from cairn.stream.frames import CONNECTED, PING, frame_bytes
-from cairn.stream.sse import EventStream, SseConnection, event_stream
+from cairn.stream.response import EventStream, event_stream
+from cairn.stream.sse import SseConnection
 
 SCOPE = {"type": "http", "method": "GET", "asgi": {"spec_version": "2.3"}}
 

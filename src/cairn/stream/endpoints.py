@@ -21,7 +21,8 @@ from cairn.events.selectors import Selector
 from cairn.principal import Principal, Role
 from cairn.stream.compat import RcrtSseConnection
 from cairn.stream.feed import open_replay
-from cairn.stream.sse import SseConnection, event_stream
+from cairn.stream.response import event_stream
+from cairn.stream.sse import SseConnection
 
 router = APIRouter(tags=["events"])
 MAX_SUBSCRIBED = 10_000

@@ -1,6 +1,7 @@
 """One SSE connection: fed by the process's shared feed, filtered, bounded; served by
-sse-starlette's ``EventSourceResponse``, which sends the frames, pings, and ends the
-connection the moment the client goes away (its ``finally`` then leaves the feed).
+sse-starlette's ``EventSourceResponse`` (``stream.response``), which sends the frames and
+pings and ends the response the moment the client goes away (``frames``' ``finally`` then
+leaves the feed).
 
 A client that falls more than ``queue_size`` frames behind gets a ``reconnect`` frame and
 is closed.
@@ -26,13 +27,11 @@ from typing import Any
 import anyio
 from nats.js import JetStreamContext
 from prometheus_client import Counter, Gauge
-from sse_starlette import EventSourceResponse
-from starlette.types import Message, Send
 
 from cairn.events.payloads import STREAM_NAME
 from cairn.events.selectors import Selector
 from cairn.stream.feed import Fanout, release
-from cairn.stream.frames import CONNECTED, RECONNECT, SEPARATOR, frame_bytes, ping_event
+from cairn.stream.frames import CONNECTED, RECONNECT, frame_bytes
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +42,6 @@ _END = b""
 SLOW_CLIENT_GRACE_S = 5.0
 # A replay waits this long for its next message before it gives up waiting on the stream.
 REPLAY_IDLE_S = 5.0
-# On the server's shutdown, a connection gets this long to send what it holds and a
-# ``reconnect`` frame before sse-starlette cancels it.
-SHUTDOWN_GRACE_S = 1.0
 
 
 class FrameQueue:
@@ -300,31 +296,3 @@ async def _cancel_later(response_task: asyncio.Task[Any]) -> None:
     await asyncio.sleep(SLOW_CLIENT_GRACE_S)
     if not response_task.done():
         response_task.cancel()
-
-
-class EventStream(EventSourceResponse):
-    """sse-starlette's response, sending each frame without a cancel scope when no send
-    timeout is set (none is: see ``_cancel_later``). The scope it enters for every send was
-    half of a connection's cost per event (3.5 µs of 7; with 200 connections, 0.7 ms more
-    before an event reaches the last of them)."""
-
-    async def _send_with_timeout(self, send: Send, message: Message) -> None:
-        if self.send_timeout is None:
-            await send(message)
-        else:
-            await super()._send_with_timeout(send, message)
-
-
-def event_stream(connection: SseConnection, ping_interval_s: float) -> EventStream:
-    """The response that serves ``connection``: sse-starlette sends a ping frame every
-    ``ping_interval_s`` and watches for the client's disconnect and the server's shutdown."""
-    shutdown = anyio.Event()
-    return EventStream(
-        connection.frames(),
-        ping=ping_interval_s,
-        ping_message_factory=ping_event,
-        sep=SEPARATOR,
-        shutdown_event=shutdown,
-        shutdown_grace_period=SHUTDOWN_GRACE_S,
-        data_sender_callable=lambda: connection.end_on(shutdown),
-    )
