@@ -98,7 +98,7 @@ class EventSettings(BaseModel):
     relay_batch: int = 500
     relay_poll_s: float = 1.0
     outbox_retention_s: float = 24 * 3600
-    sse_ping_interval_s: float = 15.0
+    sse_ping_interval_s: float = Field(default=15.0, gt=0)
     sse_queue_size: int = 1000
     webhook_timeout_s: float = 5.0  # per attempt, connect to last byte
     webhook_max_attempts: int = 6

@@ -12,7 +12,7 @@ from tests.factories import breadcrumb
 from tests.stream.sse_client import sse
 
 from cairn.stream.compat import rcrt_frame
-from cairn.stream.feed import frame_bytes
+from cairn.stream.frames import frame_bytes
 
 
 async def _post(client: httpx.AsyncClient, marker: str, title: str) -> str:

@@ -11,7 +11,8 @@ from typing import Any
 
 from cairn.events.selectors import Selector
 from cairn.stream.feed import Fanout
-from cairn.stream.sse import CONNECTED, RECONNECT, SseConnection
+from cairn.stream.frames import CONNECTED, RECONNECT
+from cairn.stream.sse import SseConnection
 
 
 def _event(owner: uuid.UUID, record: str = "r", **fields: Any) -> bytes:
@@ -98,8 +99,8 @@ def test_a_detached_connection_gets_nothing_and_leaves_no_index_behind() -> None
 
 async def test_a_slow_client_is_dropped_and_the_others_get_every_event() -> None:
     feed, owner = Fanout(), uuid.uuid4()
-    slow = SseConnection(feed, Selector(), owner, queue_size=5, ping_interval_s=60)
-    fast = SseConnection(feed, Selector(), owner, queue_size=5, ping_interval_s=60)
+    slow = SseConnection(feed, Selector(), owner, queue_size=5)
+    fast = SseConnection(feed, Selector(), owner, queue_size=5)
     slow_frames, fast_frames = slow.frames(), fast.frames()
     assert await slow_frames.__anext__() == CONNECTED
     assert await fast_frames.__anext__() == CONNECTED
@@ -118,7 +119,7 @@ async def test_replay_hands_over_to_the_live_feed_without_gaps_or_duplicates() -
     feed.last_seq = 10  # the feed's position when the client comes back with id 3
     replay = FakeSubscription()
     connection = SseConnection(
-        feed, Selector(), owner, queue_size=100, ping_interval_s=60, since=3,
+        feed, Selector(), owner, queue_size=100, since=3,
         replay=(FakeJetStream(), replay),  # type: ignore[arg-type]
     )  # fmt: skip
     frames = connection.frames()
@@ -140,7 +141,7 @@ async def test_replay_that_finds_its_last_event_expired_still_goes_live() -> Non
     feed.last_seq = 10
     replay = FakeSubscription()
     connection = SseConnection(
-        feed, Selector(), owner, queue_size=100, ping_interval_s=60, since=5,
+        feed, Selector(), owner, queue_size=100, since=5,
         replay=(FakeJetStream(), replay),  # type: ignore[arg-type]
     )  # fmt: skip
     frames = connection.frames()
@@ -160,7 +161,7 @@ async def test_replay_filters_like_the_feed() -> None:
     feed.last_seq = 4
     replay = FakeSubscription()
     connection = SseConnection(
-        feed, Selector(any_tags=["red"]), owner, queue_size=100, ping_interval_s=60,
+        feed, Selector(any_tags=["red"]), owner, queue_size=100,
         since=0, replay=(FakeJetStream(), replay), granted=frozenset({"shared"}),  # type: ignore[arg-type]
     )  # fmt: skip
     frames = connection.frames()

@@ -1,4 +1,4 @@
-"""SSE connections leave nothing behind, send pings, and drop clients that fall behind."""
+"""SSE connections leave nothing behind and drop clients that fall behind."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from tests.stream.sse_client import sse
 from cairn.events.payloads import STREAM_NAME
 from cairn.events.selectors import Selector
 from cairn.stream.feed import Fanout
-from cairn.stream.sse import CONNECTED, PING, RECONNECT, SseConnection
+from cairn.stream.frames import CONNECTED, RECONNECT
+from cairn.stream.sse import SseConnection
 
 CYCLES = 500
 
@@ -38,8 +39,8 @@ async def test_connect_disconnect_cycles_leave_nothing_behind(live_url: str, app
         # Only what the cycles created counts: other tests' leftovers may expire meanwhile.
         left = await _consumers(app) - consumers
         # The session's worker and webhook consumers keep polling with short-lived tasks of
-        # their own; what an SSE connection starts is its replay and the server's request
-        # task (a subscription left behind shows up below).
+        # their own; what an SSE connection starts is its replay, the server's request task
+        # and the response's own (a subscription left behind shows up below).
         new_tasks = {task for task in asyncio.all_tasks() - tasks if _from_sse(task)}
         new_subscriptions = set(nats_client._subs) - subscriptions
         listeners = app.state.resources.feed.listeners
@@ -54,7 +55,9 @@ async def test_connect_disconnect_cycles_leave_nothing_behind(live_url: str, app
 
 def _from_sse(task: asyncio.Task[Any]) -> bool:
     name = getattr(task.get_coro(), "__qualname__", "")
-    return task.get_name() == "sse-replay" or "SseConnection" in name or "run_asgi" in name
+    return task.get_name() == "sse-replay" or any(
+        part in name for part in ("SseConnection", "EventSourceResponse", "run_asgi")
+    )
 
 
 def _event(owner: uuid.UUID, **fields: Any) -> bytes:
@@ -65,40 +68,9 @@ def _connection(feed: Fanout, owner: uuid.UUID, **options: Any) -> SseConnection
     return SseConnection(feed, Selector(), owner, **options)
 
 
-async def test_idle_connection_gets_pings() -> None:
-    feed = Fanout()
-    connection = _connection(feed, uuid.uuid4(), queue_size=10, ping_interval_s=0.05)
-    frames = connection.frames()
-    assert await frames.__anext__() == CONNECTED
-    assert feed.listeners == 1
-    assert await frames.__anext__() == PING
-    assert await frames.__anext__() == PING
-    await frames.aclose()
-    assert feed.listeners == 0
-
-
-async def test_frames_going_out_postpone_the_ping() -> None:
-    owner, feed = uuid.uuid4(), Fanout()
-    connection = _connection(feed, owner, queue_size=10, ping_interval_s=0.5)
-    frames = connection.frames()
-    assert await frames.__anext__() == CONNECTED
-    loop = asyncio.get_running_loop()
-    for seq in range(1, 9):  # a frame every 0.05 s: never 0.5 s without one
-        await asyncio.sleep(0.05)
-        feed.dispatch(seq, _event(owner))
-        assert (await frames.__anext__()).startswith(b"id: %d\n" % seq)
-    last_frame = loop.time()
-    assert await frames.__anext__() == PING
-    assert loop.time() - last_frame >= 0.45  # counted from the last frame, not the first
-    await frames.aclose()
-    assert feed.listeners == 0
-
-
 async def test_slow_client_gets_reconnect_and_is_released() -> None:
     owner, feed, released = uuid.uuid4(), Fanout(), []
-    connection = _connection(
-        feed, owner, queue_size=5, ping_interval_s=60, on_close=lambda: released.append(1)
-    )
+    connection = _connection(feed, owner, queue_size=5, on_close=lambda: released.append(1))
     frames = connection.frames()
     assert await frames.__anext__() == CONNECTED
     for seq in range(1, 50):  # the client reads nothing while 49 events arrive
@@ -112,7 +84,7 @@ async def test_slow_client_gets_reconnect_and_is_released() -> None:
 
 async def test_other_tenants_events_are_not_sent() -> None:
     owner, feed = uuid.uuid4(), Fanout()
-    connection = _connection(feed, owner, queue_size=5, ping_interval_s=60)
+    connection = _connection(feed, owner, queue_size=5)
     frames = connection.frames()
     await frames.__anext__()
     feed.dispatch(1, _event(uuid.uuid4()))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from cairn.stream.feed import frame_bytes
+from cairn.stream.frames import frame_bytes
 from cairn.stream.sse import SseConnection
 
 CREATED, UPDATED, DELETED = "breadcrumb.created", "breadcrumb.updated", "breadcrumb.deleted"

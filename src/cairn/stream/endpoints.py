@@ -6,8 +6,8 @@ import json
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query
-from fastapi.responses import StreamingResponse
 from pydantic import ValidationError
+from sse_starlette import EventSourceResponse
 
 from cairn.acl import repository as acl
 from cairn.acl.schemas import AclAction
@@ -21,6 +21,7 @@ from cairn.events.selectors import Selector
 from cairn.principal import Principal, Role
 from cairn.stream.compat import RcrtSseConnection
 from cairn.stream.feed import open_replay
+from cairn.stream.response import event_stream
 from cairn.stream.sse import SseConnection
 
 router = APIRouter(tags=["events"])
@@ -90,7 +91,7 @@ def start_sequence(since: int | None, last_event_id: str | None) -> int | None:
 
 @router.get(
     "/events/stream",
-    response_class=StreamingResponse,
+    response_class=EventSourceResponse,
     responses={200: {"content": {"text/event-stream": {}}}},
     dependencies=[require_role(Role.SUBSCRIBER, stream=True)],
 )
@@ -108,7 +109,7 @@ async def events_stream(
         Literal["cairn", "rcrt"] | None,
         Query(description="rcrt: creates typed breadcrumb.updated, no deletes (RCRT's framing)"),
     ] = None,
-) -> StreamingResponse:
+) -> EventSourceResponse:
     most_tags = resources.settings.limits.max_query_tags
     selector = build_selector(
         schema_name, any_tags, all_tags, session, filters, most_tags=most_tags
@@ -132,11 +133,9 @@ async def events_stream(
         selector,
         principal.owner_id,
         queue_size=events.sse_queue_size,
-        ping_interval_s=events.sse_ping_interval_s,
         on_close=slot.release,
         granted=granted,
         since=start,
         replay=replay,
     )
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(connection.frames(), media_type="text/event-stream", headers=headers)
+    return event_stream(connection, events.sse_ping_interval_s)

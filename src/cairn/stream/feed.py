@@ -27,6 +27,7 @@ from prometheus_client import Counter
 from cairn.events.nats_client import NatsHolder
 from cairn.events.payloads import STREAM_NAME, STREAM_SUBJECTS
 from cairn.events.selectors import Selector
+from cairn.stream.frames import frame_bytes
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +45,6 @@ class Listener(Protocol):
     selector: Selector
 
     def deliver(self, seq: int, frame: bytes) -> None: ...
-
-
-def frame_bytes(seq: int, data: bytes) -> bytes:
-    return b"id: %d\ndata: %s\n\n" % (seq, data)
 
 
 def selector_key(selector: Selector) -> str:

@@ -1,8 +1,10 @@
-"""One SSE connection: fed by the process's shared feed, filtered, framed, bounded.
+"""One SSE connection: fed by the process's shared feed, filtered, bounded; served by
+sse-starlette's ``EventSourceResponse`` (``stream.response``), which sends the frames and
+pings and ends the response the moment the client goes away (``frames``' ``finally`` then
+leaves the feed).
 
-Frames carry ``id: <stream sequence>`` and ``data: <json>`` and no ``event:`` line, so a
-plain ``EventSource.onmessage`` receives everything (the type is inside the JSON). A client
-that falls more than ``queue_size`` frames behind gets a ``reconnect`` frame and is closed.
+A client that falls more than ``queue_size`` frames behind gets a ``reconnect`` frame and
+is closed.
 
 Resumption (``Last-Event-ID``): the connection joins the feed first, so every event after the
 feed's position ``until`` reaches it, held back in ``backlog`` while it replays the events
@@ -22,30 +24,27 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio
 from nats.js import JetStreamContext
 from prometheus_client import Counter, Gauge
 
 from cairn.events.payloads import STREAM_NAME
 from cairn.events.selectors import Selector
-from cairn.stream.feed import Fanout, frame_bytes, release
+from cairn.stream.feed import Fanout, release
+from cairn.stream.frames import CONNECTED, RECONNECT, frame_bytes
 
 log = logging.getLogger(__name__)
 
 CONNECTIONS = Gauge("cairn_sse_connections", "Open SSE connections")
 DROPPED = Counter("cairn_sse_slow_clients_total", "SSE clients dropped for falling behind")
-CONNECTED = b": connected\n\n"
-RECONNECT = b'data: {"type":"reconnect"}\n\n'
-PING = b'data: {"type":"ping"}\n\n'
 _END = b""
 # A dropped slow client that still does not read gets this long before its task is cancelled.
 SLOW_CLIENT_GRACE_S = 5.0
 # A replay waits this long for its next message before it gives up waiting on the stream.
 REPLAY_IDLE_S = 5.0
-# The event loop may run a timer this much before its time.
-_TIMER_SLACK_S = 0.001
 
 
-class Outbox:
+class FrameQueue:
     """The frames waiting to go out on one connection, oldest first. asyncio.Queue did the
     same with more bookkeeping per frame, and the fan-out puts and gets one frame per
     connection per event."""
@@ -102,7 +101,6 @@ class SseConnection:
         owner_id: uuid.UUID,
         *,
         queue_size: int,
-        ping_interval_s: float,
         on_close: Callable[[], None] | None = None,
         granted: frozenset[str] = frozenset(),
         since: int | None = None,
@@ -114,8 +112,7 @@ class SseConnection:
         self.owner_id = str(owner_id)
         # Only the caller's tenant's events, plus those of records granted to it by ACL.
         self.granted = granted
-        self.ping_interval_s = ping_interval_s
-        self.queue = Outbox(limit=queue_size + 1)
+        self.queue = FrameQueue(limit=queue_size + 1)
         self.queue_size = queue_size
         # The highest stream sequence passed on (sent or filtered out): the client's
         # ``Last-Event-ID`` to begin with.
@@ -126,8 +123,6 @@ class SseConnection:
         self._attached = False
         self._closed = False
         self._response_task: asyncio.Task[Any] | None = None
-        self._active_at = 0.0  # (loop time) when the last frame went out
-        self._ping_timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     def deliver(self, seq: int, frame: bytes) -> None:
@@ -144,38 +139,27 @@ class SseConnection:
     async def frames(self) -> AsyncIterator[bytes]:
         CONNECTIONS.inc()
         self._response_task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
         queue = self.queue
         try:
             await self._join()
             yield CONNECTED
-            self._active_at = loop.time()
-            self._ping_timer = loop.call_at(self._active_at + self.ping_interval_s, self._ping)
             while True:
                 item = await queue.get()
                 if item is _END:
                     yield RECONNECT
                     return
-                self._active_at = loop.time()
                 yield item
         finally:
-            if self._ping_timer is not None:
-                self._ping_timer.cancel()
             CONNECTIONS.dec()
             await self.close()
 
-    def _ping(self) -> None:
-        """A connection that sent nothing for ``ping_interval_s`` gets a ping. One timer per
-        connection, armed again from its last frame when it fires: frames going out cost no
-        timer of their own (one per frame was a third of the fan-out's per-connection cost)."""
-        loop = asyncio.get_running_loop()
-        now, due = loop.time(), self._active_at + self.ping_interval_s
-        if now + _TIMER_SLACK_S >= due:  # idle since the last frame
-            if self.queue.empty():  # (a frame still waiting to go out needs no ping)
-                self.queue.put_nowait(PING)
-            self._active_at = now
-            due = now + self.ping_interval_s
-        self._ping_timer = loop.call_at(due, self._ping)
+    async def end_on(self, shutdown: anyio.Event) -> None:
+        """The server is stopping: end with a ``reconnect`` frame after the frames already
+        queued, so the client resumes at once (on another process, or on this one after its
+        restart) instead of reading a cut-off response."""
+        await shutdown.wait()
+        self._leave()
+        self.queue.put_nowait(_END)
 
     async def close(self) -> None:
         """Leave the feed, stop the replay, give the caller's slot back (once)."""
@@ -306,7 +290,9 @@ async def _replay_left(js: JetStreamContext, after: int, until: int) -> bool:
 
 async def _cancel_later(response_task: asyncio.Task[Any]) -> None:
     """The reconnect frame is out; a client that never reads it would hold the response
-    task on a full socket forever."""
+    task on a full socket forever. Cancelling the task that iterates ``frames`` cancels
+    the response's task group. (sse-starlette's ``send_timeout`` would arm a timer on every
+    send of every connection, and close a client that is slow for a moment, not behind.)"""
     await asyncio.sleep(SLOW_CLIENT_GRACE_S)
     if not response_task.done():
         response_task.cancel()

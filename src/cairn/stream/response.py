@@ -1,0 +1,44 @@
+"""The response that serves one SSE connection: sse-starlette's ``EventSourceResponse``
+(framing, pings, the client's disconnect, the server's shutdown) over ``SseConnection.frames``."""
+
+from __future__ import annotations
+
+import anyio
+from sse_starlette import EventSourceResponse
+from starlette.types import Message, Send
+
+from cairn.stream.frames import SEPARATOR, ping_event
+from cairn.stream.sse import SseConnection
+
+# On the server's shutdown, a connection gets this long to send what it holds and a
+# ``reconnect`` frame before sse-starlette cancels it.
+SHUTDOWN_GRACE_S = 1.0
+
+
+class EventStream(EventSourceResponse):
+    """sse-starlette's response, sending each frame without a cancel scope when no send
+    timeout is set (none is: see ``sse._cancel_later``). The scope it enters for every send
+    was most of a connection's cost per event: 8-9 µs with it, 3.4 without, in an in-process
+    fan-out to 200 connections (Starlette's ``StreamingResponse`` before: 3.1); about 1 ms
+    more before an event reached the last of 200 clients."""
+
+    async def _send_with_timeout(self, send: Send, message: Message) -> None:
+        if self.send_timeout is None:
+            await send(message)
+        else:
+            await super()._send_with_timeout(send, message)
+
+
+def event_stream(connection: SseConnection, ping_interval_s: float) -> EventStream:
+    """The response that serves ``connection``: sse-starlette sends a ping frame every
+    ``ping_interval_s`` and watches for the client's disconnect and the server's shutdown."""
+    shutdown = anyio.Event()
+    return EventStream(
+        connection.frames(),
+        ping=ping_interval_s,
+        ping_message_factory=ping_event,
+        sep=SEPARATOR,
+        shutdown_event=shutdown,
+        shutdown_grace_period=SHUTDOWN_GRACE_S,
+        data_sender_callable=lambda: connection.end_on(shutdown),
+    )
