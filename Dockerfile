@@ -29,7 +29,9 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 COPY . .
 # Editable on purpose: migrations/ and bootstrap/ are found beside src/
 # (cairn.db.migrate.migrations_dir, cairn.bootstrap.default_bootstrap_dir).
+# The client too: `cairn post|get|search|tail|context|query` and `cairn mcp` use it.
 RUN pip install --no-deps -e . \
+    && pip install --no-deps ./clients/python \
     && cairn build-model \
     && chown -R cairn:cairn /data
 

@@ -41,7 +41,7 @@ class ContextQuery:
             "query": self.query,
             "agent_id": self.agent_id,
             "agent": self.agent,
-            "session": self.session,
+            "session": self.session.removeprefix("session:") if self.session else None,
             "budget": self.budget,
         }
         return {name: value for name, value in fields.items() if value is not None}

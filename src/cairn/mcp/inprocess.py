@@ -6,24 +6,25 @@ role checks of the matching API route, exactly as the route's dependencies build
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.server.mcpserver import Context
+from pydantic import ValidationError
 from starlette.requests import Request
 
 from cairn.api.deps import get_resources
 from cairn.api.resources import Resources
+from cairn.breadcrumbs.hybrid import hybrid_search
 from cairn.breadcrumbs.queries import BreadcrumbReader
 from cairn.breadcrumbs.repository import ListFilter
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.breadcrumbs.service import BreadcrumbWriter
+from cairn.context import ondemand
 from cairn.db.engine import tenant_session
-from cairn.errors import CairnError, Forbidden, Unavailable
+from cairn.errors import CairnError, Forbidden, InvalidInput
 from cairn.mcp.backend import (
     ContextQuery,
     Record,
@@ -34,13 +35,6 @@ from cairn.mcp.backend import (
     session_tag,
 )
 from cairn.principal import Principal, Role
-
-# On-demand context (POST /contexts/query) is being built beside this; until it is part of
-# the build, get_context answers NOT_YET. Its entry point: query_context(resources,
-# principal, body of POST /contexts/query) -> the route's answer as a mapping.
-ONDEMAND_MODULE = "cairn.context.ondemand"
-ONDEMAND_ENTRY = "query_context"
-NOT_YET = "get_context is not available on this server yet (no on-demand context service)"
 
 
 def caller_backend(ctx: Context) -> InProcessBackend:
@@ -78,20 +72,33 @@ class InProcessBackend:
     async def search(
         self, text: str, *, mode: SearchMode, schema_name: str | None, limit: int
     ) -> SearchResults:
-        """Vector search; ``hybrid`` runs as vector until the hybrid scorer is merged (the
-        answer says which ran)."""
+        """``hybrid`` ranks as GET /breadcrumbs/search?mode=hybrid does (BM25 alone while the
+        embedder is down); ``vector`` by cosine similarity."""
         self._require(Role.SUBSCRIBER)
         flt = ListFilter(schema_name=schema_name)
         async with self._services() as (reader, _):
-            hits = await reader.search(flt, q=text, qvec=None, nn=limit, include_context=True)
-        return SearchResults(mode="vector", hits=[hit.model_dump(mode="json") for hit in hits])
+            if mode == "hybrid":
+                common = self.resources.contexts.common_words
+                found = await hybrid_search(
+                    reader, flt, q=text, nn=limit, include_context=True, common_words=common
+                )
+                hits = found.hits
+            else:
+                hits = await reader.search(flt, q=text, qvec=None, nn=limit, include_context=True)
+        return SearchResults(mode=mode, hits=[hit.model_dump(mode="json") for hit in hits])
 
     async def get_context(self, request: ContextQuery) -> dict[str, Any]:
         self._require(Role.SUBSCRIBER)
-        service = _ondemand_service()
-        if service is None:
-            raise Unavailable(NOT_YET)
-        return dict(await service(self.resources, self.principal, request.body()))
+        try:
+            query = ondemand.ContextQuery.model_validate(request.body())
+        except ValidationError as error:
+            raise InvalidInput(
+                str(error).splitlines()[-1 if error.error_count() == 1 else 0]
+            ) from None
+        answer = await ondemand.answer(
+            self.resources.contexts, self.principal, query, use_cache=True
+        )
+        return answer.model_dump(mode="json")
 
     async def get_record(self, record_id: uuid.UUID) -> Record:
         self._require(Role.SUBSCRIBER)
@@ -122,16 +129,3 @@ class InProcessBackend:
                 BreadcrumbReader(*args, resources.transforms),
                 BreadcrumbWriter(*args, resources.transforms),
             )
-
-
-OndemandService = Callable[[Resources, Principal, dict[str, Any]], Awaitable[Mapping[str, Any]]]
-
-
-def _ondemand_service() -> OndemandService | None:
-    """The on-demand context service, when this build has it."""
-    if importlib.util.find_spec(ONDEMAND_MODULE) is None:
-        return None
-    service: OndemandService | None = getattr(
-        importlib.import_module(ONDEMAND_MODULE), ONDEMAND_ENTRY, None
-    )
-    return service

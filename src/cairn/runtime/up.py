@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import uvicorn
+from sse_starlette.sse import AppStatus
 
 from cairn import bootstrap
 from cairn.api.app import create_app
@@ -80,6 +81,9 @@ def up(settings: Settings, bootstrap_dirs: list[Path]) -> None:
 
 
 def _request_exit(server: uvicorn.Server) -> None:
+    # Open event streams end with a reconnect frame (sse-starlette watches this flag; `up`
+    # handles the signals itself, so the library never sees them).
+    AppStatus.should_exit = True
     if server.should_exit:
         server.force_exit = True  # a second Ctrl-C: stop waiting for open connections
     server.should_exit = True
