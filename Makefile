@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install model run test lint format bench bench-quick bench-1m faults
+.PHONY: help install model run test lint format docs bench bench-quick bench-1m faults
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ run: install ## run Cairn on the embedded PostgreSQL and NATS in ./.cairn
 
 test: install ## the whole test suite against real PostgreSQL and NATS
 	$(BIN)/pytest
+
+docs: install ## build the documentation site (docs/, mkdocs.yml) into site/, offline; fails on broken links
+	$(BIN)/mkdocs build --strict -d site
 
 lint: install ## ruff and mypy
 	$(BIN)/ruff check src tests benchmarks clients

@@ -1,4 +1,4 @@
-"""``faults.json`` and the markdown table the README includes."""
+"""``faults.json`` and the markdown table docs/operations.md includes (benchmarks/readme_tables.py)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ class Limits(BaseModel):
     max_description_length: int = 16 * 1024
     max_body_bytes: int = 1024 * 1024
     # GET /breadcrumbs without / with ``limit``; RCRT clients, which never follow
-    # X-Next-Cursor, may need more (README, "RCRT compatibility"). Bounded: one page is
+    # X-Next-Cursor, may need more (docs/api.md, "RCRT compatibility"). Bounded: one page is
     # built in memory.
     default_list_limit: int = Field(default=100, ge=1, le=MAX_LIST_PAGE)
     max_list_limit: int = Field(default=1000, ge=1, le=MAX_LIST_PAGE)
@@ -172,7 +172,7 @@ class SecretSettings(BaseModel):
 
 
 class CompatSettings(BaseModel):
-    """Switches for RCRT clients where Cairn deliberately differs (README, "RCRT
+    """Switches for RCRT clients where Cairn deliberately differs (docs/api.md, "RCRT
     compatibility"). The list limits are ``limits.default_list_limit`` and ``max_list_limit``.
     """
 

@@ -67,7 +67,7 @@ async def test_rcrt_clients_get_every_match_up_to_raised_list_limits(
     app: FastAPI, client: httpx.AsyncClient, marker: str
 ) -> None:
     """RCRT returned every match without ``limit`` and its clients never follow
-    X-Next-Cursor: an operator raises the default and the cap (README, RCRT compatibility)."""
+    X-Next-Cursor: an operator raises the default and the cap (docs/api.md, RCRT compatibility)."""
     posted = [await _post(client, tags=[marker]) for _ in range(4)]
     limits = app.state.resources.settings.limits
     before = (limits.default_list_limit, limits.max_list_limit)

@@ -37,7 +37,7 @@ def check_bind(settings: Settings) -> None:
         raise ConfigurationError(
             f"CAIRN_AUTH=disabled serves everyone as the default tenant, so it binds only to "
             f"loopback (127.0.0.1, ::1, localhost), not {settings.host!r}. Set CAIRN_AUTH=jwt "
-            "with a key (see the README, 'Authentication') or bind to 127.0.0.1."
+            "with a key (see docs/operations.md, 'Authentication') or bind to 127.0.0.1."
         )
     check_open_minting(settings)
 
