@@ -19,7 +19,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 def test_site_builds_strict(tmp_path: Path) -> None:
     built = subprocess.run(
-        [str(MKDOCS), "build", "--strict", "--quiet", "-d", str(tmp_path / "site")],
+        [str(MKDOCS), "build", "--strict", "-d", str(tmp_path / "site")],
         cwd=REPO,
         capture_output=True,
         text=True,

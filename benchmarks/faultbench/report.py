@@ -1,4 +1,4 @@
-"""``faults.json`` and the markdown table docs/operations.md includes (benchmarks/readme_tables.py)."""
+"""``faults.json`` and the markdown table that docs/operations.md includes."""
 
 from __future__ import annotations
 
