@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from sse_starlette.sse import AppStatus, EventSourceResponse
 from tests.stream.sse_client import sse
-from tests.webhooks.receiver import eventually
+from tests.waiting import eventually
 
 from cairn.events.selectors import Selector
 from cairn.stream import sse as sse_module
