@@ -13,9 +13,7 @@ from sqlalchemy import text
 from tests.assembly.helpers import post
 
 from cairn.context.agents import Agent, parse_agent
-from cairn.db.engine import database_probe
-from cairn.events.consumer import ConsumerRunner
-from cairn.events.dead_letters import DatabaseDeadLetters
+from cairn.events.consumer import ConsumerRunner, database_runner
 from cairn.events.messages import ConsumerSpec, Delivery
 
 
@@ -40,11 +38,8 @@ def _runner(
         await handler(delivery.event())
 
     spec = ConsumerSpec(durable, concurrency, ack_wait_s, max_deliveries=20)
-    sessions = resources.session_factory
-    dead_letters, probe = DatabaseDeadLetters(sessions), database_probe(sessions)
-    events = resources.settings.events
-    return ConsumerRunner(
-        resources.nats, on_delivery, spec, dead_letters=dead_letters, probe=probe, events=events
+    return database_runner(
+        resources.nats, on_delivery, spec, resources.session_factory, resources.settings.events
     )
 
 

@@ -13,7 +13,7 @@ from tests.auth.conftest import Mint, bearer
 from tests.factories import breadcrumb
 from tests.stream.sse_client import sse
 
-from cairn.events.dead_letters import DatabaseDeadLetters
+from cairn.events.dead_letters import DeadEventStore
 from cairn.events.messages import Delivery
 
 RECORD_ROUTES = [
@@ -185,7 +185,7 @@ async def test_tenant_b_sees_and_removes_none_of_tenant_a_dead_events(
     assert (await jwt_client.get("/worker/dead", headers=a)).json() == []  # A's tenant exists
     event = {"type": "breadcrumb.created", "owner_id": str(tenant_a), "event_id": "e-1"}
     delivery = Delivery("bc.x.created", json.dumps(event).encode(), 10**9 + 1, 20)
-    sink = DatabaseDeadLetters(jwt_app.state.resources.session_factory)
+    sink = DeadEventStore(jwt_app.state.resources.session_factory)
     await sink.record(f"isolation-{tenant_a}", delivery, "gave up")
     [entry] = (await jwt_client.get("/worker/dead", headers=a)).json()
     assert entry["event_id"] == "e-1" and entry["deliveries"] == 20

@@ -20,7 +20,7 @@ from tests.waiting import eventually
 
 from cairn.db.engine import database_probe
 from cairn.events.consumer import HELD, ConsumerRunner
-from cairn.events.dead_letters import DatabaseDeadLetters
+from cairn.events.dead_letters import DeadEventStore
 from cairn.events.messages import ConsumerSpec, Delivery
 from cairn.events.outcomes import PoisonMessage
 from cairn.events.payloads import STREAM_NAME
@@ -60,7 +60,7 @@ def _runner(
         resources.nats,
         handler,
         spec,
-        dead_letters=DatabaseDeadLetters(sessions),
+        dead_letters=DeadEventStore(sessions),
         probe=probe or database_probe(sessions),
         events=resources.settings.events,
     )

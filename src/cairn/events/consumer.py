@@ -31,8 +31,11 @@ from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.config import EventSettings
+from cairn.db.engine import database_probe
+from cairn.events.dead_letters import DeadEventStore
 from cairn.events.messages import ConsumerSpec, DeadLetterSink, Delivery, Handler, Probe
 from cairn.events.nats_client import NatsHolder
 from cairn.events.outcomes import PoisonMessage, RetryLater, is_outage
@@ -370,6 +373,21 @@ class ConsumerRunner:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.stopping.wait(), seconds)
         return self.stopping.is_set()
+
+
+def database_runner(
+    holder: NatsHolder,
+    handler: Handler,
+    spec: ConsumerSpec,
+    sessions: async_sessionmaker[AsyncSession],
+    events: EventSettings,
+) -> ConsumerRunner:
+    """A runner whose handler needs PostgreSQL: outages are probed there, and what it gives
+    up on is kept there (``event_dead_letters``)."""
+    dead_letters, probe = DeadEventStore(sessions), database_probe(sessions)
+    return ConsumerRunner(
+        holder, handler, spec, dead_letters=dead_letters, probe=probe, events=events
+    )
 
 
 class _Backoff:

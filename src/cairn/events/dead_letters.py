@@ -27,7 +27,7 @@ UNATTRIBUTED = Counter(
 )
 
 
-class DatabaseDeadLetters:
+class DeadEventStore:
     """The runner's dead-letter sink: one row per (consumer, stream sequence)."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:

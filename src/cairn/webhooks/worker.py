@@ -4,14 +4,13 @@ DLQ requeue loop, started by ``cairn.events.runtime.start_events``."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.config import EventSettings
-from cairn.db.engine import database_probe
-from cairn.events.consumer import ConsumerRunner
-from cairn.events.dead_letters import DatabaseDeadLetters as DeadEvents
+from cairn.events.consumer import ConsumerRunner, database_runner
 from cairn.events.messages import ConsumerSpec, Delivery
 from cairn.events.nats_client import NatsHolder
 from cairn.webhooks.delivery import Deliverer
@@ -66,15 +65,6 @@ def webhook_consumer(
         await dispatcher.dispatch(delivery.data)
 
     capacity = max(1, settings.webhook_concurrency)
-    spec = ConsumerSpec(
-        durable=CONSUMER,
-        concurrency=capacity,
-        ack_wait_s=settings.webhook_ack_wait_s,
-        max_deliveries=settings.consumer_max_deliveries,
-        outage_max_backoff_s=settings.consumer_outage_max_backoff_s,
-        max_ack_pending=capacity * 4,
-    )
-    dead_letters, probe = DeadEvents(sessions), database_probe(sessions)
-    return ConsumerRunner(
-        holder, dispatch, spec, dead_letters=dead_letters, probe=probe, events=settings
-    )
+    spec = ConsumerSpec.from_settings(CONSUMER, capacity, settings.webhook_ack_wait_s, settings)
+    spec = dataclasses.replace(spec, max_ack_pending=capacity * 4)
+    return database_runner(holder, dispatch, spec, sessions, settings)

@@ -10,10 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
-from cairn.db.engine import create_engine, create_session_factory, database_probe
+from cairn.db.engine import create_engine, create_session_factory
 from cairn.edges.builder import EdgeOptions
-from cairn.events.consumer import ConsumerRunner
-from cairn.events.dead_letters import DatabaseDeadLetters
+from cairn.events.consumer import ConsumerRunner, database_runner
 from cairn.events.messages import ConsumerSpec
 from cairn.events.nats_client import NatsHolder
 from cairn.transforms import Transforms
@@ -75,10 +74,7 @@ def worker_consumer(
     spec = ConsumerSpec.from_settings(
         durable, settings.worker_concurrency, events.worker_ack_wait_s, events
     )
-    dead_letters, probe = DatabaseDeadLetters(sessions), database_probe(sessions)
-    return ConsumerRunner(
-        holder, handlers.handle, spec, dead_letters=dead_letters, probe=probe, events=events
-    )
+    return database_runner(holder, handlers.handle, spec, sessions, events)
 
 
 async def _until(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
