@@ -34,6 +34,7 @@ from cairn.breadcrumbs.validation import (
     checksum,
 )
 from cairn.context.definitions import check_definition
+from cairn.context.domain_store import labels_for
 from cairn.edges import repository as edges
 from cairn.embedding import entity_keywords, tag_pointers
 from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
@@ -229,12 +230,17 @@ class BreadcrumbWriter(BreadcrumbService):
                 "entity_keywords": tag_pointers(merged["tags"]),
                 "llm_text": None,
                 "embedding": None,
-            }
+            } | _unlabelled(current)
         llm_text = await self._llm_text(merged, new_id)
         out: dict[str, Any] = {"entity_keywords": entity_keywords(merged["tags"], llm_text)}
         if current is None or llm_text != current["llm_text"]:
             out["llm_text"] = llm_text
             out["embedding"] = await self._embed(llm_text)
+        labels = await labels_for(
+            self.session, self.principal.owner_id, self.embedder, {**merged, **out}
+        )
+        if labels.version is not None or (current is not None and current["domains_version"]):
+            out |= {"domains": list(labels.domains), "domains_version": labels.version}
         return out
 
     async def _llm_text(self, record: Mapping[str, Any], new_id: uuid.UUID | None) -> str:
@@ -300,6 +306,13 @@ class BreadcrumbWriter(BreadcrumbService):
         if found["request_hash"] != request_hash:
             raise Conflict(f"Idempotency-Key '{key}' was used with a different request body")
         return CreatedResult.model_validate(found["response"])
+
+
+def _unlabelled(current: Row | None) -> dict[str, Any]:
+    """Assembled contexts carry no labels (a record may become one by an update)."""
+    if current is None or not current["domains_version"]:
+        return {}
+    return {"domains": [], "domains_version": None}
 
 
 def _check_idempotency_key(key: str) -> None:
