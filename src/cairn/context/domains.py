@@ -17,7 +17,8 @@ A domain scores a text from three kinds of evidence, each in 0..1:
 carry a domain, and both together raise it. ``classify`` takes the best score (ties: the
 first name in alphabetical order); its confidence is the margin over the runner-up.
 ``labels`` (what a record is stored with) are the explicitly tagged domains plus the best
-ones when their score is at least :data:`LABEL_FLOOR`.
+ones by content (words and examples, tags aside) when their score is at least
+:data:`LABEL_FLOOR`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -44,6 +46,7 @@ MAX_EVIDENCE = 12
 _WORD = re.compile(r"[^\W_]+")
 
 
+@lru_cache(maxsize=65_536)  # words repeat: a cached stem is a dictionary look-up
 def stem(word: str) -> str:
     """A light, symmetric stemmer: the same function on triggers and text keeps them equal."""
     if len(word) > 4 and word.endswith(("xes", "ches", "shes", "sses")):
@@ -60,7 +63,7 @@ def normalized(text: str) -> str:
     """The text as space-separated stems, padded so that ``f" {phrase} " in`` it matches
     whole words only."""
     words = _WORD.findall(text[:MAX_TEXT_CHARS].lower())
-    return " " + " ".join(stem(word) for word in words) + " "
+    return " " + " ".join(map(stem, words)) + " "
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -115,7 +118,7 @@ class DomainSet:
     ) -> tuple[str, ...]:
         tag_set = frozenset(tags)
         explicit = {d.name for d in self.domains if _tagged(d, tag_set)}
-        scores, _ = self._scores(text, tag_set, _unit(embedding))
+        scores, _ = self._scores(text, frozenset(), _unit(embedding))  # by content alone
         top = max(scores.values(), default=0.0)
         best = {name for name, score in scores.items() if score == top and score >= LABEL_FLOOR}
         return tuple(sorted(explicit | best))

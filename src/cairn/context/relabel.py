@@ -52,7 +52,7 @@ _CURRENT = text(
 _RELABEL = (
     update(breadcrumbs)
     .where(breadcrumbs.c.id == bindparam("record"))
-    .values(domains=bindparam("labels"), domains_version=bindparam("version"))
+    .values(domains=bindparam("labels"), domains_version=bindparam("labels_version"))
 )
 
 
@@ -149,7 +149,7 @@ def _labelled(rows: Sequence[Any], domains: DomainSet | None) -> list[dict[str, 
         {
             "record": row.id,
             "labels": [] if domains is None else list(label(domains, row._mapping)),
-            "version": version,
+            "labels_version": version,
         }
         for row in rows
     ]
