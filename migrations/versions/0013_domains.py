@@ -6,6 +6,9 @@
   with (NULL: never labelled, or the tenant has no definition). The background relabel
   (``cairn.context.relabel``) walks the records whose version differs from the current one,
   so it resumes wherever it stopped.
+- ``domain_centroids``: the unit centroid of each domain's example embeddings per definition
+  version, stored by the API (which runs the encoder) for the worker (which does not).
+  Tenant-isolated like the other tables.
 - The definition-change trigger of revision 0011 also counts ``context.domains.v1`` writes,
   so every process learns of a new definition (schema names: ``cairn.context.domains``).
 
@@ -18,13 +21,16 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects.postgresql import ARRAY
+from pgvector.sqlalchemy import Vector
+from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
 revision: str = "0013"
 down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+TENANT = "cairn_current_tenant()"
+EMBEDDING_DIM = 384
 BEFORE = ("agent.def.v1", "context.blacklist.v1", "schema.def.v1")
 DEFINITION_SCHEMAS = (*BEFORE, "context.domains.v1")
 
@@ -52,11 +58,25 @@ def upgrade() -> None:
     )
     op.add_column("breadcrumbs", sa.Column("domains_version", sa.Text))
     op.create_index("ix_breadcrumbs_domains", "breadcrumbs", ["domains"], postgresql_using="gin")
+    op.create_table(
+        "domain_centroids",
+        sa.Column("owner_id", UUID(as_uuid=True), sa.ForeignKey("tenants.id"), primary_key=True),
+        sa.Column("version", sa.Text, primary_key=True),
+        sa.Column("domain", sa.Text, primary_key=True),
+        sa.Column("centroid", Vector(EMBEDDING_DIM), nullable=False),
+    )
+    op.execute("ALTER TABLE domain_centroids ENABLE ROW LEVEL SECURITY")
+    op.execute("ALTER TABLE domain_centroids FORCE ROW LEVEL SECURITY")
+    op.execute(
+        "CREATE POLICY tenant_isolation ON domain_centroids FOR ALL"
+        f" USING (owner_id = {TENANT}) WITH CHECK (owner_id = {TENANT})"
+    )
     _definition_triggers(DEFINITION_SCHEMAS)
 
 
 def downgrade() -> None:
     _definition_triggers(BEFORE)
+    op.drop_table("domain_centroids")
     op.drop_index("ix_breadcrumbs_domains", table_name="breadcrumbs")
     op.drop_column("breadcrumbs", "domains_version")
     op.drop_column("breadcrumbs", "domains")

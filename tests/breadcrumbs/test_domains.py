@@ -13,6 +13,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.factories import breadcrumb
 from tests.waiting import eventually
@@ -20,9 +21,10 @@ from tests.waiting import eventually
 from cairn.api import deps
 from cairn.context.domain_store import load_domains
 from cairn.context.records import load_records
-from cairn.db.engine import tenant_session
+from cairn.db.engine import set_tenant, tenant_session
 from cairn.db.tenants import ensure_tenant
 from cairn.principal import Principal
+from cairn.worker.app import NoEmbedder
 
 SCHEMA = "context.domains.v1"
 DEFINITION: dict[str, Any] = {
@@ -201,3 +203,51 @@ async def test_load_domains_and_records_carry_the_labels(
     assert all(domain.centroid is not None for domain in domains.domains)  # examples embedded
     assert domains.classify(LORA).domain == "anime"
     assert records[pg].domains == ("technical",)
+
+
+async def _centroid_versions(db: AsyncEngine, owner: uuid.UUID) -> list[tuple[str, str]]:
+    query = text("SELECT version, domain FROM domain_centroids WHERE owner_id = :owner")
+    async with db.connect() as connection:
+        return sorted(tuple(row) for row in await connection.execute(query, {"owner": owner}))
+
+
+async def test_a_process_without_an_encoder_reads_the_stored_example_centroids(
+    app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine, tenant: uuid.UUID
+) -> None:
+    definition_id = await _define(client, DEFINITION)
+    checksum = (await client.get(f"/breadcrumbs/{definition_id}/full")).json()["checksum"]
+    assert await _centroid_versions(db, tenant) == [(checksum, "anime"), (checksum, "technical")]
+    async with tenant_session(app.state.resources.session_factory, tenant) as session:
+        domains = await load_domains(session, tenant, NoEmbedder())  # as the worker
+    assert domains is not None and all(d.centroid is not None for d in domains.domains)
+    (vector,) = await app.state.resources.embedder.embed([PG])
+    assert domains.classify("", embedding=vector).domain == "technical"  # by examples alone
+    # A definition replaced: the former one's centroids go with the relabel.
+    await client.patch(f"/breadcrumbs/{definition_id}", json={"context": {"domains": []}})
+    await eventually(lambda: _centroids_gone(db, tenant), timeout=30)
+
+
+async def _centroids_gone(db: AsyncEngine, owner: uuid.UUID) -> bool:
+    return await _centroid_versions(db, owner) == []
+
+
+async def test_example_centroids_are_isolated_by_tenant(
+    app: FastAPI, client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    await _define(client, DEFINITION)
+    other = uuid.uuid4()
+    engine = app.state.resources.engine  # the application role, under row-level security
+    await ensure_tenant(engine, other, f"domains-{other}")
+    async with engine.connect() as connection, connection.begin():
+        await set_tenant(connection, other)
+        assert (await connection.execute(text("SELECT * FROM domain_centroids"))).all() == []
+    with pytest.raises(DBAPIError, match="row-level security"):
+        async with engine.begin() as connection:
+            await set_tenant(connection, other)
+            await connection.execute(
+                text(
+                    "INSERT INTO domain_centroids (owner_id, version, domain, centroid)"
+                    " VALUES (:owner, 'v', 'd', :vector)"
+                ),
+                {"owner": tenant, "vector": str([0.0] * 384)},
+            )

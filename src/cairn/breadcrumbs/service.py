@@ -34,7 +34,8 @@ from cairn.breadcrumbs.validation import (
     checksum,
 )
 from cairn.context.definitions import check_definition
-from cairn.context.domain_store import labels_for
+from cairn.context.domain_store import labels_for, store_domains
+from cairn.context.domains import DOMAINS_SCHEMA
 from cairn.edges import repository as edges
 from cairn.embedding import entity_keywords, tag_pointers
 from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
@@ -91,6 +92,7 @@ class BreadcrumbWriter(BreadcrumbService):
         )
         await self._record(row, ChangeKind.created, change="create")
         self._definitions_changed(row)
+        await self._domains_written(row)
         return result
 
     async def update(
@@ -182,6 +184,7 @@ class BreadcrumbWriter(BreadcrumbService):
             if row is not None:
                 await self._record(row, ChangeKind.updated, change=change_name, reason=reason)
                 self._definitions_changed(current, row)
+                await self._domains_written(row)
                 return row
             if if_match is not None:
                 raise PreconditionFailed(f"version {if_match} was changed concurrently")
@@ -259,6 +262,13 @@ class BreadcrumbWriter(BreadcrumbService):
         names = set().union(*(defined_schemas(row["tags"]) for row in rows if is_definition(row)))
         if names:
             self.transforms.invalidate_after_commit(self.session, names)
+
+    async def _domains_written(self, row: Row) -> None:
+        """A domains definition: its example centroids are embedded now and stored, for the
+        worker (which runs no encoder) and the writes that follow."""
+        if row["schema_name"] == DOMAINS_SCHEMA:
+            owner, version = self.principal.owner_id, row["checksum"]
+            await store_domains(self.session, owner, version, row["context"], self.embedder)
 
     async def _embed(self, text: str) -> list[float] | None:
         try:

@@ -5,8 +5,9 @@ The definition's ``checksum`` is its version: a write reads it with one indexed 
 with the example centroids embedded once, is cached per (tenant, checksum). Keyed by
 content, a cached set is never stale; a new definition simply has another key.
 
-The example centroids need the embedder Cairn runs. A process without one (the worker
-embeds nothing) gets a set without example scores, and says so once in the log.
+The example centroids need the embedder Cairn runs. The API stores them in
+``domain_centroids`` when the definition is written (and the background relabel fills any
+gap), so the worker, which runs no encoder, reads them there.
 """
 
 from __future__ import annotations
@@ -18,12 +19,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sqlalchemy import text
+from sqlalchemy import select, text
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import AGENT_SCHEMA, CONTEXT_SCHEMA
 from cairn.context.blacklist import BLACKLIST_SCHEMA
-from cairn.context.domains import DOMAINS_SCHEMA, DomainSet, centroid, examples, parse_domains
+from cairn.context.domains import (
+    DOMAINS_SCHEMA,
+    Domain,
+    DomainSet,
+    centroid,
+    examples,
+    parse_domains,
+)
+from cairn.db.models import domain_centroids
 from cairn.embedding import Embedder
 from cairn.transforms.cache import LRU
 from cairn.transforms.definitions import SCHEMA_DEFINITION
@@ -60,7 +70,9 @@ async def current_version(session: AsyncSession, owner_id: uuid.UUID) -> str | N
 async def load_domains(
     session: AsyncSession, owner_id: uuid.UUID, embedder: Embedder
 ) -> DomainSet | None:
-    """The tenant's domains (None: it defines none), within ``session`` scoped to it."""
+    """The tenant's domains (None: it defines none), within ``session`` scoped to it. The
+    example centroids come from ``domain_centroids``; those missing there are embedded now
+    when ``embedder`` can (not stored: this may be a reader's transaction)."""
     version = await current_version(session, owner_id)
     if version is None:
         return None
@@ -70,30 +82,69 @@ async def load_domains(
     row = (await session.execute(_CURRENT, {"owner": owner_id, "schema": DOMAINS_SCHEMA})).first()
     if row is None:  # deleted since the first query
         return None
-    return await domain_set(owner_id, str(row.checksum), row.context, embedder)
+    version, context = str(row.checksum), row.context
+    stored = await _stored_centroids(session, owner_id, version)
+    missing = {name: s for name, s in examples(context).items() if name not in stored}
+    return _made(owner_id, version, context, stored | await _embedded(missing, embedder))
 
 
-async def domain_set(
-    owner_id: uuid.UUID, version: str, context: Mapping[str, Any], embedder: Embedder
+async def store_domains(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    version: str,
+    context: Mapping[str, Any],
+    embedder: Embedder,
 ) -> DomainSet:
-    """The parsed definition at ``version``, its example centroids embedded once."""
+    """The definition at ``version`` (its checksum), with the example centroids missing from
+    ``domain_centroids`` embedded and stored: for the processes that run no encoder."""
     cached = _SETS.get((owner_id, version))
-    if cached is not None:
+    if cached is not None and all(d.centroid is not None for d in _with_examples(cached, context)):
         return cached
-    made = parse_domains(context, version=version, centroids=await _centroids(context, embedder))
-    _SETS.put((owner_id, version), made)
+    stored = await _stored_centroids(session, owner_id, version)
+    missing = {name: s for name, s in examples(context).items() if name not in stored}
+    computed = await _embedded(missing, embedder)
+    if computed:
+        rows = [
+            {"owner_id": owner_id, "version": version, "domain": name, "centroid": vector.tolist()}
+            for name, vector in computed.items()
+        ]
+        await session.execute(insert(domain_centroids).on_conflict_do_nothing(), rows)
+    return _made(owner_id, version, context, stored | computed)
+
+
+def _made(
+    owner_id: uuid.UUID, version: str, context: Mapping[str, Any], found: dict[str, np.ndarray]
+) -> DomainSet:
+    """The set, cached only when complete: a process that could not embed every example
+    looks again next time (another process may have stored them meanwhile)."""
+    made = parse_domains(context, version=version, centroids=found)
+    if all(name in found for name in examples(context)):
+        _SETS.put((owner_id, version), made)
     return made
 
 
-async def _centroids(context: Mapping[str, Any], embedder: Embedder) -> dict[str, np.ndarray]:
-    sentences = examples(context)
+def _with_examples(domains: DomainSet, context: Mapping[str, Any]) -> list[Domain]:
+    wanted = examples(context)
+    return [domain for domain in domains.domains if domain.name in wanted]
+
+
+async def _stored_centroids(
+    session: AsyncSession, owner_id: uuid.UUID, version: str
+) -> dict[str, np.ndarray]:
+    c = domain_centroids.c
+    query = select(c.domain, c.centroid).where(c.owner_id == owner_id, c.version == version)
+    rows = await session.execute(query)
+    return {row.domain: np.asarray(row.centroid, dtype=np.float32) for row in rows}
+
+
+async def _embedded(sentences: dict[str, list[str]], embedder: Embedder) -> dict[str, np.ndarray]:
     flat = [sentence for group in sentences.values() for sentence in group]
     if not flat:
         return {}
     try:
         vectors = await embedder.embed(flat)
-    except Exception:
-        log.warning("domain examples not embedded; classifying without them", exc_info=True)
+    except Exception as error:
+        log.debug("domain examples not embedded here (%s); scored without them", error)
         return {}
     out: dict[str, np.ndarray] = {}
     start = 0

@@ -5,7 +5,8 @@ deletion) leaves older labels behind, each marked with the ``domains_version`` (
 checksum) it was computed with. This job walks, per tenant, the records whose version
 differs from the current one, in batches that each commit: a crash loses at most one batch,
 and the next run resumes from the same ``WHERE``. It reuses the stored ``llm_text``, tags and
-embedding; nothing is embedded again but the definition's own examples, once.
+embedding; nothing is embedded again but the definition's own examples, once (their
+centroids are stored if missing; those of former definitions are deleted).
 
 Which tenants to look at comes from ``definition_generations`` (revision 0011), bumped by
 every definition write: a tenant is checked again only when its count moved. A tenant stays
@@ -28,7 +29,7 @@ from prometheus_client import Counter, Gauge
 from sqlalchemy import bindparam, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from cairn.context.domain_store import UNLABELLED_SCHEMAS, domain_set, label
+from cairn.context.domain_store import UNLABELLED_SCHEMAS, label, store_domains
 from cairn.context.domains import DOMAINS_SCHEMA, DomainSet
 from cairn.db.models import breadcrumbs
 from cairn.embedding import Embedder
@@ -49,6 +50,10 @@ _CURRENT = text(
     " AND (ttl IS NULL OR ttl > now()) ORDER BY updated_at DESC, id DESC LIMIT 1"
 )
 
+_FORMER_CENTROIDS = text(
+    "DELETE FROM domain_centroids WHERE owner_id = :owner"
+    " AND version IS DISTINCT FROM CAST(:version AS text)"
+)
 _RELABEL = (
     update(breadcrumbs)
     .where(breadcrumbs.c.id == bindparam("record"))
@@ -97,7 +102,7 @@ class Relabeller:
         return moved
 
     async def _refresh(self) -> None:
-        async with self.sessions() as session:
+        async with self.sessions() as session, session.begin():
             changed = [
                 (row.owner_id, row.generation)
                 for row in await session.execute(_GENERATIONS)
@@ -108,13 +113,16 @@ class Relabeller:
                 row = (await session.execute(_CURRENT, params)).first()
                 version = None if row is None else str(row.checksum)
                 self._targets[owner] = _Target(version, None if row is None else row.context)
+                await session.execute(_FORMER_CENTROIDS, {"owner": owner, "version": version})
                 self._generations[owner] = generation
 
     async def _relabel_batch(self, owner: uuid.UUID, target: _Target) -> int:
-        domains = None
-        if target.version is not None:
-            domains = await domain_set(owner, target.version, target.context, self.embedder)
         async with self.sessions() as session, session.begin():
+            domains = None
+            if target.version is not None:
+                domains = await store_domains(
+                    session, owner, target.version, target.context, self.embedder
+                )
             rows = (await session.execute(_outdated(owner, target.version, self.batch))).all()
             if rows:
                 await session.execute(_RELABEL, _labelled(rows, domains))

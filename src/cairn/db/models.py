@@ -266,6 +266,17 @@ definition_generations = Table(
     Column("generation", BigInteger, nullable=False),
 )
 
+# The unit centroids of each domain's example embeddings, per definition version (the
+# definition's checksum; revision 0013): the worker, which runs no encoder, reads them here.
+domain_centroids = Table(
+    "domain_centroids",
+    metadata,
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), primary_key=True),
+    Column("version", Text, primary_key=True),
+    Column("domain", Text, primary_key=True),
+    Column("centroid", Vector(EMBEDDING_DIM), nullable=False),
+)
+
 # ACL entries (revision 0005): one RCRT action on one record for a grantee tenant, or one
 # agent of it (``grantee_agent_id`` NULL: every agent of that tenant).
 breadcrumb_acl = Table(
