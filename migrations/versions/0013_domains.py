@@ -58,6 +58,14 @@ def upgrade() -> None:
     )
     op.add_column("breadcrumbs", sa.Column("domains_version", sa.Text))
     op.create_index("ix_breadcrumbs_domains", "breadcrumbs", ["domains"], postgresql_using="gin")
+    # Labelled records per tenant: clearing a tenant whose definition went is an index scan,
+    # and a tenant that never defined domains has no entry at all.
+    op.create_index(
+        "ix_breadcrumbs_labelled",
+        "breadcrumbs",
+        ["owner_id"],
+        postgresql_where=sa.text("domains_version IS NOT NULL"),
+    )
     op.create_table(
         "domain_centroids",
         sa.Column("owner_id", UUID(as_uuid=True), sa.ForeignKey("tenants.id"), primary_key=True),
@@ -77,6 +85,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     _definition_triggers(BEFORE)
     op.drop_table("domain_centroids")
+    op.drop_index("ix_breadcrumbs_labelled", table_name="breadcrumbs")
     op.drop_index("ix_breadcrumbs_domains", table_name="breadcrumbs")
     op.drop_column("breadcrumbs", "domains_version")
     op.drop_column("breadcrumbs", "domains")

@@ -9,8 +9,8 @@ embedding; nothing is embedded again but the definition's own examples, once (th
 centroids are stored if missing; those of former definitions are deleted).
 
 Which tenants to look at comes from ``definition_generations`` (revision 0011), bumped by
-every definition write: a tenant is checked again only when its count moved. A tenant stays
-watched for :data:`SETTLE_S` after its last batch, so that a write which read the previous
+every definition write: a tenant is checked again only when its count moved. A tenant done is
+looked at once more :data:`SETTLE_S` later, so that a write which read the previous
 definition and committed late is relabelled too. It runs on the system sessions (every
 tenant; row-level security does not apply) in the API process, like the embedding retries.
 """
@@ -89,14 +89,16 @@ class Relabeller:
         await self._refresh()
         moved = 0
         for owner, target in list(self._targets.items()):
+            now = time.monotonic()
+            if target.quiet_since is not None and now - target.quiet_since < self.settle_s:
+                continue  # done but for late writes: one more look when the time is up
             count = await self._relabel_batch(owner, target)
             moved += count
-            now = time.monotonic()
             if count:
                 target.quiet_since = None
             elif target.quiet_since is None:
                 target.quiet_since = now
-            elif now - target.quiet_since >= self.settle_s:
+            else:
                 del self._targets[owner]
         PENDING_TENANTS.set(len(self._targets))
         return moved
@@ -141,7 +143,10 @@ def _outdated(owner: uuid.UUID, version: str | None, batch: int) -> Any:
         select(b.id, b.llm_text, b.tags, b.embedding)
         .where(
             b.owner_id == owner,
-            b.domains_version.is_distinct_from(version),
+            # IS NOT NULL when clearing: the partial index of labelled records answers it.
+            b.domains_version.is_not(None)
+            if version is None
+            else b.domains_version.is_distinct_from(version),
             or_(b.schema_name.is_(None), b.schema_name.not_in(sorted(UNLABELLED_SCHEMAS))),
             or_(b.ttl.is_(None), b.ttl > func.now()),
         )

@@ -84,6 +84,9 @@ breadcrumbs = Table(
     Index("ix_breadcrumbs_entity_keywords", "entity_keywords", postgresql_using="gin"),
     Index("ix_breadcrumbs_domains", "domains", postgresql_using="gin"),
     Index(
+        "ix_breadcrumbs_labelled", "owner_id", postgresql_where=text("domains_version IS NOT NULL")
+    ),
+    Index(
         "ix_breadcrumbs_owner_schema_updated", "owner_id", "schema_name", text("updated_at DESC")
     ),
     Index("ix_breadcrumbs_owner_updated", "owner_id", text("updated_at DESC"), text("id DESC")),
