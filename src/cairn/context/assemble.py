@@ -6,7 +6,6 @@ collected as data. Writing the result is the caller's business (``context.write`
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.context import seeds as seeding
+from cairn.context import sources
 from cairn.context.agents import Agent
 from cairn.context.budget import resolve_budget
 from cairn.context.explain import Timer, build_explain
@@ -27,9 +26,8 @@ from cairn.context.model import (
     DropReason,
     Record,
     Seed,
-    SeedSource,
 )
-from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
+from cairn.context.pathfinder import select_within_budget
 from cairn.context.records import RecordCache
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.support import with_neighbour_support
@@ -83,25 +81,16 @@ async def assemble(
     ``budget_override`` (an on-demand request's ``budget``) comes before every setting."""
     timer = timer or Timer()
     owner = agent.owner_id
-    trigger, probe = found.record, found.probe
+    trigger = found.record
     # Keyword pointers: the trigger's tag pointers, then its stored entity keywords.
-    pointers = list(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
-    sessions = sorted(trigger.session_tags)
-    semantic = dataclasses.replace(
-        agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
-    )
+    pointers = tuple(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
+    sessions = tuple(sorted(trigger.session_tags))
+    request = sources.SeedRequest(
+        session, agent, found, pointers, sessions, excluded,
+        common_words=common_words, similarity_scale=options.similarity_scale,
+    )  # fmt: skip
     with timer.phase("seeds"):
-        batches = [
-            seeding.SeedBatch([Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], []),
-            await seeding.always_seeds(session, owner, agent.always, excluded, probe),
-            await seeding.semantic_seeds(
-                session, owner, probe, semantic, pointers, sessions, excluded,
-                common_words=common_words,
-            ),
-            await seeding.session_seeds(
-                session, owner, sessions, agent.session_limit, excluded, probe
-            ),
-        ]  # fmt: skip
+        batches = [await source.seeds(request) for source in sources.SOURCES]
     seeds, upstream = _merge(batches)
     with timer.phase("graph"):
         graph = await load_graph(
@@ -151,8 +140,8 @@ async def assemble(
     return result
 
 
-def _merge(batches: list[seeding.SeedBatch]) -> tuple[list[Seed], list[Dropped]]:
-    """Seeds in source priority order; a record seeded twice keeps its first seed."""
+def _merge(batches: list[sources.SeedBatch]) -> tuple[list[Seed], list[Dropped]]:
+    """Seeds in source rank order; a record seeded twice keeps its first seed."""
     seeds: list[Seed] = []
     dropped: list[Dropped] = []
     seen: set[uuid.UUID] = set()
@@ -170,7 +159,7 @@ def _merge(batches: list[seeding.SeedBatch]) -> tuple[list[Seed], list[Dropped]]
 def _seed_costs(seeds: list[Seed]) -> dict[uuid.UUID, float]:
     costs: dict[uuid.UUID, float] = {}
     for seed in seeds:
-        cost = DEFAULT_COSTS.seed_cost(seed)
+        cost = sources.seed_cost(seed)
         costs[seed.record_id] = min(cost, costs.get(seed.record_id, cost))
     return costs
 

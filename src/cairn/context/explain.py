@@ -74,7 +74,7 @@ def build_explain(
 def _seed(seed: Seed) -> dict[str, Any]:
     return {
         "record_id": str(seed.record_id),
-        "source": seed.source.value,
+        "source": seed.source,
         "score": round(seed.score, _COST_DIGITS),
         "detail": seed.detail,
     }
@@ -86,7 +86,7 @@ def _selected(item: Selected, section: str, record: Record | None) -> dict[str, 
         "schema_name": record.schema_name if record else None,
         "title": record.title[:EXPLAIN_TITLE_CHARS] if record else None,
         "section": section,
-        "source": item.source.value,
+        "source": item.source,
         "seed_score": None if item.seed_score is None else round(item.seed_score, _COST_DIGITS),
         "path_cost": round(item.path_cost, _COST_DIGITS),
         "tokens": item.tokens,

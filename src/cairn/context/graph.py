@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.model import Edge, EdgeType, Graph, Record
@@ -63,35 +64,38 @@ _WALK = text(
     """
 )
 
-# One hop of the ranked walk: every frontier node's strongest edges (fan-out capped per
-# direction), the reached record's best cost, the nearest :limit of them.
-_HOP = text(
-    f"""
-    SELECT step.id, min(frontier.cost + step.cost) AS cost
-    FROM unnest(CAST(:frontier AS uuid[]), CAST(:costs AS float8[])) AS frontier(id, cost)
-    CROSS JOIN LATERAL (
-        (SELECT e.to_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
-          WHERE e.from_id = frontier.id AND e.owner_id = :owner
-            AND {_not_quiet("frontier.id")}
-          ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
-        UNION ALL
-        (SELECT e.from_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
-          WHERE e.to_id = frontier.id AND e.owner_id = :owner
-            AND {_not_quiet("frontier.id")}
-          ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
-    ) AS hop
-    CROSS JOIN LATERAL (
-        SELECT hop.id, CASE hop.edge_type WHEN 0 THEN :causal WHEN 1 THEN :temporal
-                       WHEN 2 THEN :tag
-                       ELSE :semantic + greatest(0, least(1, 1 - hop.weight)) END AS cost
-    ) AS step
-    JOIN breadcrumbs b ON b.id = step.id
-    WHERE b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))
-    GROUP BY step.id
-    ORDER BY cost, step.id
-    LIMIT :limit
-    """
-)
+
+@cache
+def hop_query(costs: CostModel) -> TextClause:
+    """One hop of the ranked walk: every frontier node's strongest edges (fan-out capped
+    per direction), the reached record's best cost, the nearest :limit of them. The edge
+    costs are the pathfinder's, generated from ``costs``."""
+    return text(
+        f"""
+        SELECT hop.id, min(frontier.cost + hop.cost) AS cost
+        FROM unnest(CAST(:frontier AS uuid[]), CAST(:costs AS float8[])) AS frontier(id, cost)
+        CROSS JOIN LATERAL (
+            SELECT step.id, {costs.edge_cost_sql("step.edge_type", "step.weight")} AS cost
+            FROM (
+                (SELECT e.to_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
+                  WHERE e.from_id = frontier.id AND e.owner_id = :owner
+                    AND {_not_quiet("frontier.id")}
+                  ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+                UNION ALL
+                (SELECT e.from_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
+                  WHERE e.to_id = frontier.id AND e.owner_id = :owner
+                    AND {_not_quiet("frontier.id")}
+                  ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+            ) AS step
+        ) AS hop
+        JOIN breadcrumbs b ON b.id = hop.id
+        WHERE b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))
+        GROUP BY hop.id
+        ORDER BY cost, hop.id
+        LIMIT :limit
+        """
+    )
+
 
 _EDGE_TYPES = {kind.value: kind for kind in EdgeType}
 
@@ -163,9 +167,8 @@ class _RankedWalk:
         self.session = session
         self.params: dict[str, Any] = {
             "owner": owner_id, "excluded": sorted(excluded), "fanout": fanout, "quiet": quiet,
-            "causal": costs.causal, "temporal": costs.temporal, "tag": costs.tag,
-            "semantic": costs.semantic,
         }  # fmt: skip
+        self.query = hop_query(costs)
 
     async def nearest(
         self, starts: Mapping[uuid.UUID, float], radius: int, limit: int
@@ -178,7 +181,7 @@ class _RankedWalk:
                 break
             ids = list(frontier)
             params = {"frontier": ids, "costs": [frontier[i] for i in ids], "limit": limit}
-            rows = (await self.session.execute(_HOP, self.params | params)).all()
+            rows = (await self.session.execute(self.query, self.params | params)).all()
             reached: dict[uuid.UUID, float] = {}
             for node, cost in rows:
                 if cost < best.get(node, float("inf")):
