@@ -1,4 +1,5 @@
-"""One assembly: trigger → seeds → graph → render items → select → render → explain.
+"""One assembly: trigger → signals → seeds → graph → render items → select → render →
+explain.
 
 A chain of small stages with plain data between them; the timings and the explanation are
 collected as data. Writing the result is the caller's business (``context.write``).
@@ -30,6 +31,7 @@ from cairn.context.model import (
 from cairn.context.pathfinder import select_within_budget
 from cairn.context.records import RecordCache
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
+from cairn.context.signals import extract_signals
 from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
@@ -85,6 +87,8 @@ async def assemble(
     # Keyword pointers: the trigger's tag pointers, then its stored entity keywords.
     pointers = tuple(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
     sessions = tuple(sorted(trigger.session_tags))
+    with timer.phase("signals"):
+        signals = extract_signals(found.text, trigger.tags, pointers, context=trigger.context)
     request = sources.SeedRequest(
         session, agent, found, pointers, sessions, excluded,
         common_words=common_words, similarity_scale=options.similarity_scale,
@@ -98,6 +102,7 @@ async def assemble(
             radius=options.radius, fanout=options.fanout, preloaded={trigger.id: trigger},
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
             cache=record_cache, quiet=trigger.id,
+            scope=sessions if agent.session_scoped_graph else None,
         )  # fmt: skip
     with timer.phase("render_items"):
         blocks = await item_blocks(session, owner, list(graph.records.values()))
@@ -121,7 +126,7 @@ async def assemble(
         )
     explain = build_explain(
         seeds=seeds, selection=selection, rendered=rendered, budget=budget,
-        records=graph.records, upstream_dropped=upstream,
+        records=graph.records, upstream_dropped=upstream, signals=signals.as_explain(),
     )  # fmt: skip
     result = Assembly(agent.agent_id, trigger.id, sessions[0] if sessions else None)
     result.context = {

@@ -46,14 +46,16 @@ def build_explain(
     budget: Budget,
     records: Mapping[UUID, Record],
     upstream_dropped: Sequence[Dropped] = (),
+    signals: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every seed; every record in the text (with its section); every candidate left out,
     with the stage that left it out: ``seeds`` (``upstream_dropped``: blacklist, threshold,
     duplicates found while seeding), ``select`` (the pathfinder) or ``render`` (trimmed to
-    bring the exact count under budget)."""
+    bring the exact count under budget). ``signals``: what the trigger said (context.signals)."""
     trimmed = set(rendered.trimmed)
     sections = {item.record_id: item.section for item in rendered.items}
-    return {
+    explained: dict[str, Any] = {} if signals is None else {"signals": dict(signals)}
+    return explained | {
         "budget": {"tokens": budget.tokens, "source": budget.source.value},
         "token_count": rendered.token_count,
         "trigger_over_budget": selection.trigger_over_budget,

@@ -4,6 +4,10 @@ Fan-out is capped per node and per direction (strongest edges first: causal befo
 temporal before tag before semantic, then by weight), the walk stays inside the owner, and
 it neither loads nor walks through blacklisted schemas.
 
+With ``scope`` (the trigger's sessions, for an agent whose graph is session-scoped), the
+walk neither loads nor walks through records of other sessions; records of no session
+(knowledge, tools) stay reachable.
+
 The trigger's own temporal edges (``quiet``) are neither walked nor returned: the records
 before it in its session are the session source's business (``session.limit``), so an
 agent that asks for no history does not get the latest turns through the back door.
@@ -21,7 +25,7 @@ assembly.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -31,6 +35,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn.context.model import Edge, EdgeType, Graph, Record
 from cairn.context.pathfinder import DEFAULT_COSTS, CostModel
 from cairn.context.records import RecordCache, load_records, load_records_cached
+
+# A reached record is in scope: no scope is set, it shares a session with the trigger, or it
+# belongs to no session at all.
+_IN_SCOPE = (
+    "(CAST(:scope AS text[]) IS NULL OR b.tags && CAST(:scope AS text[])"
+    " OR NOT EXISTS (SELECT 1 FROM unnest(b.tags) AS tag WHERE starts_with(tag, 'session:')))"
+)
 
 
 def _not_quiet(node: str) -> str:
@@ -58,7 +69,7 @@ _WALK = text(
         ) AS step
         JOIN breadcrumbs b ON b.id = step.id
         WHERE walk.depth < :radius
-          AND (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded)))
+          AND (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))) AND {_IN_SCOPE}
     )
     SELECT DISTINCT id FROM walk
     """
@@ -89,7 +100,7 @@ def hop_query(costs: CostModel) -> TextClause:
             ) AS step
         ) AS hop
         JOIN breadcrumbs b ON b.id = hop.id
-        WHERE b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))
+        WHERE (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))) AND {_IN_SCOPE}
         GROUP BY hop.id
         ORDER BY cost, hop.id
         LIMIT :limit
@@ -121,23 +132,24 @@ async def load_graph(
     costs: CostModel = DEFAULT_COSTS,
     cache: RecordCache | None = None,
     quiet: uuid.UUID | None = None,
+    scope: Sequence[str] | None = None,
 ) -> Graph:
     """Records and edges within ``radius`` hops of ``seeds`` (``preloaded`` records, such as
     the trigger, are reused, not fetched again); at most the seeds plus the
     ``max_candidates`` nearest others (``seed_costs``: each seed's starting cost, 0 when
     absent). With a ``cache``, records it holds at their current version are not sent.
-    ``quiet``'s temporal edges are left out."""
+    ``quiet``'s temporal edges are left out; with ``scope``, records of other sessions."""
     seed_ids = list(dict.fromkeys(seeds))
     if max_candidates is None:
         params = {
             "seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius,
-            "excluded": sorted(excluded), "quiet": quiet,
+            "excluded": sorted(excluded), "quiet": quiet, "scope": _scope(scope),
         }  # fmt: skip
         rows = await session.execute(_WALK, params)
         reached = {row.id for row in rows} | set(preloaded or ())
     else:
         starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
-        walk = _RankedWalk(session, owner_id, excluded, fanout, costs, quiet)
+        walk = _RankedWalk(session, owner_id, excluded, fanout, costs, quiet, _scope(scope))
         reached = await walk.nearest(starts, radius, max_candidates) | set(preloaded or ())
     found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached), "quiet": quiet})
     edges = tuple(
@@ -152,6 +164,10 @@ async def load_graph(
     return Graph(records=records, edges=edges)
 
 
+def _scope(scope: Sequence[str] | None) -> list[str] | None:
+    return None if scope is None else list(scope)
+
+
 class _RankedWalk:
     """Hop by hop from the seeds, each hop's nearest records by path cost."""
 
@@ -163,10 +179,12 @@ class _RankedWalk:
         fanout: int,
         costs: CostModel,
         quiet: uuid.UUID | None,
+        scope: list[str] | None,
     ) -> None:
         self.session = session
         self.params: dict[str, Any] = {
             "owner": owner_id, "excluded": sorted(excluded), "fanout": fanout, "quiet": quiet,
+            "scope": scope,
         }  # fmt: skip
         self.query = hop_query(costs)
 
