@@ -91,7 +91,7 @@ async def assemble(
         signals = extract_signals(found.text, trigger.tags, pointers, context=trigger.context)
     request = sources.SeedRequest(
         session, agent, found, pointers, sessions, excluded,
-        common_words=common_words, similarity_scale=options.similarity_scale,
+        common_words=common_words, similarity_scale=options.similarity_scale, signals=signals,
     )  # fmt: skip
     with timer.phase("seeds"):
         batches = [await source.seeds(request) for source in sources.SOURCES]

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import Agent
 from cairn.context.model import Seed
+from cairn.context.signals import Signals
 from cairn.context.terms import CommonWords
 from cairn.context.trigger import AssemblyTrigger
 
@@ -46,7 +47,8 @@ class SeedBatch:
 class SeedRequest:
     """What every source may read: the agent, the trigger and its keyword pointers and
     session tags, the blacklist, and the process's caches. ``similarity_scale`` scales the
-    agent's ``min_similarity`` (RCRT's thresholds were set on inflated cosines)."""
+    agent's ``min_similarity`` (RCRT's thresholds were set on inflated cosines); ``signals``
+    are the trigger's (context.signals)."""
 
     session: AsyncSession
     agent: Agent
@@ -56,6 +58,7 @@ class SeedRequest:
     excluded: frozenset[str]
     common_words: CommonWords | None = None
     similarity_scale: float = 1.0
+    signals: Signals = field(default_factory=Signals)
 
     @property
     def owner_id(self) -> uuid.UUID:
