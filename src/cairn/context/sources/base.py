@@ -41,6 +41,8 @@ class SeedBatch:
 
     seeds: list[Seed]
     below_threshold: list[tuple[uuid.UUID, float]] = field(default_factory=list)
+    # Candidates the source found but left out: their domain is isolated from the trigger's.
+    isolated: list[uuid.UUID] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +50,8 @@ class SeedRequest:
     """What every source may read: the agent, the trigger and its keyword pointers and
     session tags, the blacklist, and the process's caches. ``similarity_scale`` scales the
     agent's ``min_similarity`` (RCRT's thresholds were set on inflated cosines); ``signals``
-    are the trigger's (context.signals)."""
+    are the trigger's (context.signals). A source may leave records of ``isolated`` domains
+    out itself (and list them in its batch); the assembly drops any that remain."""
 
     session: AsyncSession
     agent: Agent
@@ -59,6 +62,8 @@ class SeedRequest:
     common_words: CommonWords | None = None
     similarity_scale: float = 1.0
     signals: Signals = field(default_factory=Signals)
+    # Domains isolated from the trigger's (context.domains): their records are no seeds.
+    isolated: frozenset[str] = frozenset()
 
     @property
     def owner_id(self) -> uuid.UUID:
