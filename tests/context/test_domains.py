@@ -19,9 +19,7 @@ from cairn.context.domains import (
     centroid,
     check_domains,
     examples,
-    normalized,
     parse_domains,
-    stem,
 )
 from cairn.embedding import OnnxEncoder
 from cairn.errors import InvalidInput
@@ -155,11 +153,22 @@ def test_scores_are_bounded_and_labels_follow_the_floor(text: str, tags: list[st
     assert all(found.scores[name] >= LABEL_FLOOR for name in labels)
 
 
-@given(st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=20))
-def test_stemming_is_idempotent_on_the_normalized_text(word: str) -> None:
-    once = normalized(word)
-    assert normalized(once) == once
-    assert stem(stem(word.lower())) == stem(word.lower()) or len(word) > 3
+WORDS = st.text(alphabet=st.characters(categories=["L", "N"]), min_size=1, max_size=12)
+
+
+@given(st.lists(WORDS, min_size=1, max_size=12), st.data())
+def test_a_trigger_found_in_the_text_matches_in_any_case(
+    words: list[str], data: st.DataObject
+) -> None:
+    start = data.draw(st.integers(0, len(words) - 1))
+    end = data.draw(st.integers(start + 1, len(words)))
+    trigger = " ".join(words[start:end])
+    domains = parse_domains({"domains": [{"name": "d", "triggers": [trigger]}]}, version="v")
+    text = " ".join(words)
+    shouted = text.upper()  # unless upper-casing changes the letter (Turkish dotless i)
+    found = domains.classify(shouted if shouted.casefold() == text.casefold() else text)
+    assert found.domain == "d", (trigger, found)
+    assert found.evidence["d"] == [f"trigger {trigger!r}"]
 
 
 def test_a_duplicate_name_is_refused_with_its_path() -> None:

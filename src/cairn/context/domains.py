@@ -62,7 +62,7 @@ def stem(word: str) -> str:
 def normalized(text: str) -> str:
     """The text as space-separated stems, padded so that ``f" {phrase} " in`` it matches
     whole words only."""
-    words = _WORD.findall(text[:MAX_TEXT_CHARS].lower())
+    words = _WORD.findall(text[:MAX_TEXT_CHARS].casefold())
     return " " + " ".join(map(stem, words)) + " "
 
 
