@@ -3,10 +3,11 @@
 Writes label records with the definition current at the time; a new definition (or its
 deletion) leaves older labels behind, each marked with the ``domains_version`` (definition
 checksum) it was computed with. This job walks, per tenant, the records whose version
-differs from the current one, in batches that each commit: a crash loses at most one batch,
-and the next run resumes from the same ``WHERE``. It reuses the stored ``llm_text``, tags and
-embedding; nothing is embedded again but the definition's own examples, once (their
-centroids are stored if missing; those of former definitions are deleted).
+differs from the current one, in id order, in batches that each commit in one transaction:
+after a crash the batch in flight is rolled back, and the next run starts again from the
+same ``WHERE``. It reuses the stored ``llm_text``, tags and embedding; nothing is embedded
+again but the definition's own examples, once (their centroids are stored if missing; those
+of former definitions are deleted).
 
 Which tenants to look at comes from ``definition_generations`` (revision 0011), bumped by
 every definition write: a tenant is checked again only when its count moved. A tenant done is
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import Counter, Gauge
-from sqlalchemy import bindparam, func, or_, select, text, update
+from sqlalchemy import bindparam, func, or_, select, text, true, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.context.domain_store import UNLABELLED_SCHEMAS, label, store_domains
@@ -66,6 +67,7 @@ class _Target:
     version: str | None  # None: the tenant has no definition, labels are cleared
     context: Any
     quiet_since: float | None = None  # when a batch last found nothing to do
+    after: uuid.UUID | None = None  # the pass goes in id order; where the last batch ended
 
 
 class Relabeller:
@@ -96,6 +98,8 @@ class Relabeller:
             moved += count
             if count:
                 target.quiet_since = None
+            elif target.after is not None:
+                target.after = None  # a pass ended: once more from the start, for the skipped
             elif target.quiet_since is None:
                 target.quiet_since = now
             else:
@@ -125,9 +129,11 @@ class Relabeller:
                 domains = await store_domains(
                     session, owner, target.version, target.context, self.embedder
                 )
-            rows = (await session.execute(_outdated(owner, target.version, self.batch))).all()
+            query = _outdated(owner, target.version, target.after, self.batch)
+            rows = (await session.execute(query)).all()
             if rows:
                 await session.execute(_RELABEL, _labelled(rows, domains))
+                target.after = rows[-1].id
         if rows:
             RELABELLED.inc(len(rows))
             log.info(
@@ -137,12 +143,15 @@ class Relabeller:
         return len(rows)
 
 
-def _outdated(owner: uuid.UUID, version: str | None, batch: int) -> Any:
+def _outdated(owner: uuid.UUID, version: str | None, after: uuid.UUID | None, batch: int) -> Any:
+    """The next batch of records labelled under another version, locked (records another
+    transaction holds are skipped: the pass that follows the last batch finds them)."""
     b = breadcrumbs.c
     return (
         select(b.id, b.llm_text, b.tags, b.embedding)
         .where(
             b.owner_id == owner,
+            b.id > after if after is not None else true(),
             # IS NOT NULL when clearing: the partial index of labelled records answers it.
             b.domains_version.is_not(None)
             if version is None
@@ -150,6 +159,7 @@ def _outdated(owner: uuid.UUID, version: str | None, batch: int) -> Any:
             or_(b.schema_name.is_(None), b.schema_name.not_in(sorted(UNLABELLED_SCHEMAS))),
             or_(b.ttl.is_(None), b.ttl > func.now()),
         )
+        .order_by(b.id)
         .limit(batch)
         .with_for_update(skip_locked=True)
     )
