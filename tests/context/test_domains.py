@@ -200,3 +200,11 @@ def test_echo_brain_cases_by_example_sentences_alone(model_dir: Path) -> None:
         assert found.confidence > 0.1, found
     (unrelated,) = encoder.encode(["The train to Lyon leaves at nine."]).tolist()
     assert max(domains.classify("", embedding=unrelated).scores.values()) < 0.25
+
+
+def test_triggers_in_other_scripts_match_and_one_without_words_never_does() -> None:
+    context = {"domains": [{"name": "anime", "triggers": ["アニメ", "Straße", "?!"]}]}
+    domains = parse_domains(context, version="v")
+    assert domains.classify("新しい アニメ の話").domain == "anime"
+    assert domains.classify("STRASSE").evidence["anime"] == ["trigger 'Straße'"]
+    assert domains.classify("?! ?!").domain is None

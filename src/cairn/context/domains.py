@@ -206,7 +206,7 @@ def parse_domains(
     domains = [
         Domain(
             name=item["name"],
-            triggers={normalized(t).strip(): t for t in item.get("triggers") or () if t.strip()},
+            triggers=_phrases(item.get("triggers") or ()),
             tags=frozenset(item.get("tags") or ()),
             isolated_from=frozenset(item.get("isolated_from") or ()),
             half_life_days=item.get("recency_half_life_days"),
@@ -216,6 +216,12 @@ def parse_domains(
     ]
     minimum = context.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
     return DomainSet(domains, version=version, min_confidence=float(minimum))
+
+
+def _phrases(triggers: Iterable[str]) -> dict[str, str]:
+    """Stemmed phrase -> the trigger as written; a trigger with no word in it never matches."""
+    stemmed = ((normalized(trigger).strip(), trigger) for trigger in triggers)
+    return {phrase: trigger for phrase, trigger in stemmed if phrase}
 
 
 def check_domains(context: Mapping[str, Any]) -> None:
