@@ -12,15 +12,17 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import text
+from sqlalchemy import literal_column, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.factories import breadcrumb
 from tests.waiting import eventually
 
 from cairn.api import deps
+from cairn.context import relabel
 from cairn.context.domain_store import load_domains
 from cairn.context.records import load_records
+from cairn.context.relabel import _RELABEL, Relabeller
 from cairn.db.engine import set_tenant, tenant_session
 from cairn.db.tenants import ensure_tenant
 from cairn.principal import Principal
@@ -251,3 +253,30 @@ async def test_example_centroids_are_isolated_by_tenant(
                 ),
                 {"owner": tenant, "vector": str([0.0] * 384)},
             )
+
+
+async def test_a_relabel_batch_that_fails_changes_nothing_and_a_later_run_finishes(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    db: AsyncEngine,
+    tenant: uuid.UUID,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A crash inside the batch's transaction (here: its UPDATE fails half-way, for every
+    relabeller of this process) rolls it back; the next run starts from the same records."""
+    pg, lora = await _note(client, PG), await _note(client, LORA)
+    failing = _RELABEL.values(version=literal_column("1 / (version - version)"))
+    monkeypatch.setattr(relabel, "_RELABEL", failing)
+    await _define(client, DEFINITION)
+    resources = app.state.resources
+    relabeller = Relabeller(resources.system_sessions, resources.embedder, batch=1)
+    with pytest.raises(DBAPIError, match="division by zero"):
+        while True:
+            await relabeller.run_once()
+    assert await _stored(db, pg) == ([], None) and await _stored(db, lora) == ([], None)
+    monkeypatch.undo()
+    await eventually(lambda: _labelled_both(client, pg, lora), timeout=30)
+
+
+async def _labelled_both(client: httpx.AsyncClient, pg: str, lora: str) -> bool:
+    return await _domains(client, pg) == ["technical"] and await _domains(client, lora) == ["anime"]
