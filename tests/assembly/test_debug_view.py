@@ -20,7 +20,8 @@ async def _world(client: httpx.AsyncClient) -> tuple[str, str, uuid.UUID, uuid.U
     key = uuid.uuid4().hex[:8]
     agent = f"debugged-{key}"
     sources = {"semantic": {"schemas": ["note.v1"], "limit": 5, "min_similarity": 0.1}}
-    await post_agent(client, agent, f"ask:{key}", sources, 1000)
+    # Triggered by a tag no record carries: only this test assembles, so "newest" is known.
+    await post_agent(client, agent, f"never:{key}", sources, 1000)
     await post(client, title=f"Kiln {key}", context={"text": f"The kiln {key} fires at 1200 C"})
     first = await post(
         client, schema_name="user.message.v1", tags=[f"ask:{key}", f"session:a{key}"],
@@ -52,7 +53,7 @@ async def test_the_debug_view_renders_the_stored_explain_as_markdown(
     explain = stored.json()["context"]["explain"]
     assert f"- Selected: {len(explain['selected'])}\n" in text
     schemas = Counter(item["schema_name"] for item in explain["selected"])
-    assert schemas["note.v1"] >= 1 and schemas["user.message.v1"] == 1
+    assert schemas["user.message.v1"] >= 1  # the trigger
     counts = ", ".join(f"{schema} {n}" for schema, n in sorted(schemas.items()))
     assert f"- Selected by schema: {counts}\n" in text
     # "session:<id>" works too; without a session, the newest assembly of any session.
