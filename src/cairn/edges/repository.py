@@ -100,7 +100,7 @@ async def dependents(
     session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID, keys: Sequence[str]
 ) -> list[uuid.UUID]:
     """The records whose context lists ``record_id`` under one of ``keys``. Reads every
-    record of the owner (about 65 ms at 50,000): a GIN index on the lists would not help,
+    record of the owner (65-100 ms at 50,000): a GIN index on the lists would not help,
     since under row-level security PostgreSQL applies no non-leakproof operator such as
     jsonb's ``@>`` through an index. The builder asks only when a record finishes or
     changes its status, which is rare."""
