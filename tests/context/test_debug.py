@@ -88,6 +88,7 @@ def test_the_debug_view_renders_seed_003s_block() -> None:
         "- Patterns found: 1\n"
         "- Gotchas found: 1\n"
         "- Decisions found: 0\n"
+        "- Code references found: 0\n"
         "- Seeds by source: semantic 2, trigger 1\n"
         "- Selected by schema: gotcha.v1 1, pattern.v1 1, task.handoff.v1 1, task.v1 1\n\n"
         "### Dependencies Processed\n\n"

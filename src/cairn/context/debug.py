@@ -16,7 +16,12 @@ from typing import Any
 
 NONE = "none"
 # Seed 003's knowledge kinds, by schema family (``pattern.v1``, ``pattern.v2`` …).
-KINDS = (("Patterns", "pattern."), ("Gotchas", "gotcha."), ("Decisions", "decision."))
+KINDS = (
+    ("Patterns", "pattern."),
+    ("Gotchas", "gotcha."),
+    ("Decisions", "decision."),
+    ("Code references", "code.reference."),
+)
 HANDOFF_SCHEMAS = ("task.handoff.",)
 STAGES = ("seeds", "select", "render")
 
