@@ -48,7 +48,7 @@ async def tenant(app: FastAPI) -> AsyncIterator[uuid.UUID]:
 
 def agent(**extra: Any) -> dict[str, Any]:
     sources = {
-        "semantic": {"enabled": True, "limit": 10, "min_similarity": 0.0},
+        "semantic": {"enabled": True, "schemas": ["note.v1"], "limit": 10, "min_similarity": 0.0},
         "always": [{"type": "tag", "tag": "pinned", "method": "all", "limit": 10}],
         "session": {"limit": 0},
     }
@@ -82,10 +82,11 @@ async def test_records_of_an_isolated_domain_stay_out_from_every_source_and_the_
     pinned = await post(
         client, title="Pinned", tags=["pinned"], context={"text": "Checkpoint every LoRA epoch"}
     )
-    beside = await post(
-        client, title="Beside", context={"text": "Storyboard checkpoint for episode 3"}
-    )
-    await link(app, [(pool, beside, 3, 0.99)], owner=tenant)
+    beside = await post(  # not searched (another schema): met by the walk only
+        client, schema_name="storyboard.v1", title="Beside",
+        context={"text": "Storyboard checkpoint for episode 3"},
+    )  # fmt: skip
+    await link(app, [(pool, beside, 3, 0.99), (pool, lora, 3, 0.98)], owner=tenant)
     plain = await post(client, title="Untitled", context={"text": "connection pool notes"})
 
     answer = await ask(client, PG, agent())
@@ -102,6 +103,8 @@ async def test_records_of_an_isolated_domain_stay_out_from_every_source_and_the_
             "isolated_domain", stage,
         )  # fmt: skip
     assert "LoRA" not in answer["formatted_context"]
+    isolated = [d["record_id"] for d in explain["dropped"] if d["reason"] == "isolated_domain"]
+    assert len(isolated) == len(set(isolated))  # reported once, where first met
 
     opened = (await ask(client, PG, agent(domains={"isolate": False})))["explain"]
     assert opened["signals"]["domain"]["isolating"] is False

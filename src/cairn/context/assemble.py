@@ -112,7 +112,10 @@ async def assemble(
     seeds, upstream = _merge(batches)
     if isolated:  # whatever a source did not leave out itself
         seeds, left_out = await _without_isolated(session, owner, seeds, isolated)
-        upstream += left_out
+        reported = {
+            item.record_id for item in upstream if item.reason is DropReason.isolated_domain
+        }
+        upstream += [item for item in left_out if item.record_id not in reported]
     with timer.phase("graph"):
         graph = await load_graph(
             session, owner, [s.record_id for s in seeds], excluded,
@@ -121,7 +124,10 @@ async def assemble(
             cache=record_cache, quiet=trigger.id,
             scope=sessions if agent.session_scoped_graph else None, isolated=isolated,
         )  # fmt: skip
-    walked_past = [Dropped(node, DropReason.isolated_domain) for node in graph.isolated]
+    named = {item.record_id for item in upstream}  # a record is dropped once, where first met
+    walked_past = [
+        Dropped(node, DropReason.isolated_domain) for node in graph.isolated if node not in named
+    ]
     with timer.phase("render_items"):
         blocks = await item_blocks(session, owner, list(graph.records.values()))
     budget = (
