@@ -20,6 +20,7 @@ from cairn.context.agents import Agent
 from cairn.context.budget import resolve_budget
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
+from cairn.context.layout import layout_for
 from cairn.context.model import (
     Budget,
     BudgetSource,
@@ -31,7 +32,7 @@ from cairn.context.model import (
 )
 from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
 from cairn.context.records import RecordCache
-from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
+from cairn.context.render import ItemBlocks
 from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
@@ -120,20 +121,20 @@ async def assemble(
         )
     )
     with timer.phase("select"):
+        layout = layout_for(agent.sections, graph.records, blocks, counter)
         seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
         selection = select_within_budget(
-            seeds, graph, blocks.cost_of(graph.records), budget.tokens,
-            max_nodes=options.max_nodes, fixed_overhead=fixed_overhead(counter),
-            max_hops=options.radius,
+            seeds, graph, layout.cost_of, budget.tokens,
+            max_nodes=options.max_nodes, fixed_overhead=layout.overhead,
+            max_hops=options.radius, admit=layout.admit,
         )  # fmt: skip
+        selection = layout.allocate(selection)
     with timer.phase("render"):
-        rendered = assemble_text(
-            selection, graph.records, blocks.text, counter, budget.tokens, blocks=blocks
-        )
+        rendered = layout.render(selection, budget.tokens)
     explain = build_explain(
         seeds=seeds, selection=selection, rendered=rendered, budget=budget,
         records=graph.records, upstream_dropped=upstream,
-    )  # fmt: skip
+    ) | layout.explain(rendered)  # fmt: skip
     result = Assembly(agent.agent_id, trigger.id, sessions[0] if sessions else None)
     result.context = {
         "consumer_id": agent.agent_id,

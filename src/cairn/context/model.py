@@ -30,6 +30,7 @@ class Record:
     created_at: datetime
     updated_at: datetime
     version: int | None = None  # lets the transforms cache compiled instance hints
+    domains: tuple[str, ...] = ()
 
     @property
     def session_tags(self) -> frozenset[str]:
@@ -154,6 +155,8 @@ class DropReason(StrEnum):
     below_threshold = "below_threshold"
     not_loaded = "not_loaded"
     unreachable = "unreachable"
+    no_section = "no_section"  # the agent has sections and none matches the record
+    sections_full = "sections_full"  # its section's items or tokens are spent
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +206,7 @@ class Selection:
 @dataclass(frozen=True, slots=True)
 class RenderedItem:
     record_id: UUID
-    section: Section
+    section: Section | str  # an agent's own section, by name, when it has sections
     tokens: int
 
 
