@@ -41,12 +41,14 @@ from cairn.context.render import OPEN, ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.sections import Allocation, Candidate, Sections, SectionSpec, allocate
 from cairn.context.tokens import TokenCounter
 
+_CARRIAGE = re.compile(r"\r\n?")
 _HEADING = re.compile(r"^( {0,3})(#{1,3}(?=[ \t]|$)|=+[ \t]*$|-+[ \t]*$)", re.MULTILINE)
 
 
 def escape_headings(text: str) -> str:
-    """``text`` with every line Markdown would read as a level 1-3 heading escaped."""
-    return _HEADING.sub(r"\1\\\2", text)
+    """``text`` with every line Markdown would read as a level 1-3 heading escaped (and its
+    carriage returns, which Markdown reads as line ends too, made newlines)."""
+    return _HEADING.sub(r"\1\\\2", _CARRIAGE.sub("\n", text))
 
 
 class Layout(Protocol):

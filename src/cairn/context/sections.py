@@ -175,7 +175,9 @@ def allocate(
             else:
                 fill.waiting.append(candidate)
         carry += fill.own - fill.used
-    for fill in fills:  # what no section used, once more by priority
+    # What no section used (and what shares left unallocated), once more by priority.
+    carry = max(0, available) - sum(fill.used for fill in fills)
+    for fill in fills:
         for candidate in fill.waiting:
             if not fill.has_room():
                 break
