@@ -26,6 +26,7 @@ DEFINITION: dict[str, Any] = {
             "max_items": 5,
             "order_by": "relevance",
             "empty_text": "No specific patterns identified for this task.",
+            "intro": "Follow these:",
         },
         {
             "name": "warnings",
@@ -62,6 +63,7 @@ def test_a_definition_with_sections_parses_in_declaration_order() -> None:
         "patterns", "Patterns to Follow",
         SectionMatch(schemas=("pattern.*",), tags=("kind:pattern",)),
         share=0.4, max_items=5, empty_text="No specific patterns identified for this task.",
+        intro="Follow these:",
     )  # fmt: skip
     assert (warnings.max_tokens, warnings.order_by, warnings.match.sources) == (
         300, "newest", ("semantic",),

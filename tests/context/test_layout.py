@@ -100,6 +100,20 @@ def test_an_empty_section_without_empty_text_keeps_its_heading(counter: TokenCou
     assert rendered.text == "### Relevant Decisions\n"
 
 
+def test_an_intro_stands_above_items_and_only_then(counter: TokenCounter) -> None:
+    header = "| Location | Component | Notes |\n|----------|-----------|-------|"
+    refs = SectionSpec(
+        "refs", "Code References", SectionMatch(schemas=("ref.v1",)), intro=header,
+        empty_text="Explore the codebase as needed. No specific references pre-identified.",
+    )  # fmt: skip
+    records = {rid(1): record(1, schema_name="ref.v1", context={"line": "| `a.py` | A | n |"})}
+    sectioned = layout(records, counter, Sections((refs,), heading=""))
+    assert sectioned.render(chosen(1), 1000).text == (
+        f"### Code References\n{header}\n| `a.py` | A | n |\n"
+    )
+    assert sectioned.render(chosen(), 1000).text == f"### Code References\n{refs.empty_text}\n"
+
+
 def test_order_within_a_section(counter: TokenCounter) -> None:
     at = {n: EPOCH + timedelta(minutes=m) for n, m in ((1, 5), (2, 1), (3, 9))}
     records = {rid(n): pattern(n, f"p{n}", created_at=at[n]) for n in at}

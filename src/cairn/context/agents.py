@@ -143,7 +143,7 @@ def _section(item: Mapping[str, Any]) -> SectionSpec | None:
     raw_match = item.get("match")
     match: Mapping[str, Any] = raw_match if isinstance(raw_match, Mapping) else {}
     max_tokens, share, max_items = item.get("max_tokens"), item.get("share"), item.get("max_items")
-    order_by, empty_text = item.get("order_by"), item.get("empty_text")
+    order_by, empty_text, intro = item.get("order_by"), item.get("empty_text"), item.get("intro")
     return SectionSpec(
         name=name,
         title=title,
@@ -158,6 +158,7 @@ def _section(item: Mapping[str, Any]) -> SectionSpec | None:
         max_items=max_items if _count(max_items) else None,
         order_by=order_by if order_by in ORDERS else "relevance",
         empty_text=empty_text if isinstance(empty_text, str) else "",
+        intro=intro if isinstance(intro, str) else "",
     )
 
 

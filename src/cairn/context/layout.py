@@ -3,7 +3,8 @@ own sections (context.sections), behind the one small interface an assembly uses
 (cost, fixed overhead, admission, allocation), render and explain.
 
 The section layout, sections in declaration order, each with its items' rendered bodies
-(their schema's hints, without the classic item delimiter) or its ``empty_text``::
+(their schema's hints, without the classic item delimiter) under its ``intro``, or its
+``empty_text`` when it has none::
 
     ## Context (Computed)
 
@@ -126,7 +127,8 @@ class SectionLayout:
         self._bodies: dict[UUID, tuple[str, int]] = {}
         self._headers = [_section_header(spec) for spec in sections.specs]
         self._heading = f"{_one_line(sections.heading)}\n" if sections.heading.strip() else ""
-        skeleton = [self._heading, *self._headers, *(_empty(s) for s in sections.specs)]
+        skeleton = [self._heading, *self._headers]
+        skeleton += [_text(s.empty_text) + _text(s.intro) for s in sections.specs]
         # Each chunk after the first follows a blank line: one more newline per section.
         self.overhead = sum(counter.count(part) for part in skeleton) + len(sections.specs)
 
@@ -232,13 +234,11 @@ class SectionLayout:
         chunks = [self._heading] if self._heading else []
         items: list[RenderedItem] = []
         for spec, header in zip(self.sections.specs, self._headers, strict=True):
-            parts = [header]
+            parts = [header, _text(spec.intro) if members[spec.name] else _text(spec.empty_text)]
             for record in _ordered(members[spec.name], spec.order_by):
                 body, tokens = self.body(record)
                 parts.append(body)
                 items.append(RenderedItem(record.id, spec.name, tokens))
-            if not members[spec.name]:
-                parts.append(_empty(spec))
             chunks.append("".join(parts))
         return "\n".join(chunks), items
 
@@ -273,6 +273,7 @@ def _section_header(spec: SectionSpec) -> str:
     return f"### {_one_line(spec.title)}\n"
 
 
-def _empty(spec: SectionSpec) -> str:
-    text = neutralise(spec.empty_text).strip()
-    return f"{text}\n" if text else ""
+def _text(agent_text: str) -> str:
+    """An agent's own text (an empty text, an intro) as a block of whole lines."""
+    text = neutralise(agent_text).strip("\n")
+    return f"{text}\n" if text.strip() else ""

@@ -61,7 +61,8 @@ class SectionSpec:
     share: float | None = None  # of the budget left after the layout's own text
     max_items: int | None = None
     order_by: str = "relevance"  # or "newest", "oldest": the order within the section
-    empty_text: str = ""
+    empty_text: str = ""  # instead of items when there are none
+    intro: str = ""  # above the items when there are some (a table header, a warning)
 
 
 @dataclass(frozen=True, slots=True)
