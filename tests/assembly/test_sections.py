@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from tests.assembly.helpers import post
 from tests.factories import schema_definition
@@ -63,15 +64,16 @@ def _agent(world: dict[str, str], agent_id: str) -> dict[str, Any]:
         },
         "context_budget": BUDGET,
         "sections": sections(world["key"]),
-        "complexity_limits": {"normal": {"patterns": 2}},
+        "complexity_limits": {"normal": {"patterns": 2}, "easy": {"patterns": 1}},
     }
 
 
-def _check_layout(context: dict[str, Any], app: FastAPI) -> None:
+def _check_layout(context: dict[str, Any], app: FastAPI, patterns_shown: int = 2) -> None:
     text = context["formatted_context"]
     assert text.startswith("## Context (Computed)\n\n### Patterns to Follow\n- **")
     patterns = text.split("### Patterns to Follow\n")[1].split("\n\n")[0].splitlines()
-    assert len(patterns) == 2 and all("database migration" in line for line in patterns)
+    assert len(patterns) == patterns_shown
+    assert all("database migration" in line for line in patterns)
     assert all(line.startswith("- **") and "(see: " in line for line in patterns)
     assert f"\n\n### Warnings\n{GOTCHAS_EMPTY}\n\n### Relevant Decisions\n" in text
     assert text.endswith("### Relevant Decisions\n")
@@ -80,18 +82,20 @@ def _check_layout(context: dict[str, Any], app: FastAPI) -> None:
     assert counter.count(text) == context["token_count"] <= BUDGET
     report = {entry["name"]: entry for entry in context["explain"]["sections"]}
     assert list(report) == ["patterns", "warnings", "decisions"]
-    assert report["patterns"]["items"] == 2 and report["patterns"]["max_items"] == 2
+    assert report["patterns"]["items"] == report["patterns"]["max_items"] == patterns_shown
     assert report["patterns"]["candidates"] == 3 and report["patterns"]["used"] > 0
     assert report["warnings"]["empty"] is True and report["warnings"]["items"] == 0
     dropped = {item["record_id"]: item["reason"] for item in context["explain"]["dropped"]}
     assert dropped[context["trigger_id"]] == "no_section"
-    assert list(dropped.values()).count("sections_full") == 1  # the third pattern
+    assert list(dropped.values()).count("sections_full") == 3 - patterns_shown
     selected = context["explain"]["selected"]
-    assert {item["section"] for item in selected} == {"patterns"} and len(selected) == 2
+    assert {item["section"] for item in selected} == {"patterns"}
+    assert len(selected) == patterns_shown
 
 
-async def test_the_worker_writes_the_section_layout(
-    worker: None, client: httpx.AsyncClient, app: FastAPI
+@pytest.mark.parametrize(("tier", "patterns_shown"), [("normal", 2), ("easy", 1)])
+async def test_the_worker_writes_the_section_layout_with_the_tiers_limits(
+    worker: None, client: httpx.AsyncClient, app: FastAPI, tier: str, patterns_shown: int
 ) -> None:
     world = await _world(client)
     agent_id = f"computed-{world['key']}"
@@ -100,7 +104,7 @@ async def test_the_worker_writes_the_section_layout(
     session = f"s{world['key']}"
     trigger = await post(
         client, schema_name="user.message.v1", title="Task",
-        tags=[f"ask:{world['key']}", f"session:{session}"],
+        tags=[f"ask:{world['key']}", f"session:{session}", f"complexity:{tier}"],
         context={"content": "How should I write the database migration?"},
     )  # fmt: skip
     written: dict[str, Any] = {}
@@ -112,7 +116,8 @@ async def test_the_worker_writes_the_section_layout(
         return written.get("trigger_id") == str(trigger)
 
     await eventually(context_written, timeout=30)
-    _check_layout(written, app)
+    _check_layout(written, app, patterns_shown)
+    assert written["explain"]["signals"]["complexity"]["tier"] == tier
 
 
 async def test_an_inline_agent_with_sections_on_demand(
@@ -129,7 +134,9 @@ async def test_an_inline_agent_with_sections_on_demand(
     answer["trigger_id"] = next(
         seed["record_id"] for seed in answer["explain"]["seeds"] if seed["source"] == "trigger"
     )
-    _check_layout(answer, app)
+    # A short task with no file named is an easy one (context.signals): its limits apply.
+    assert answer["explain"]["signals"]["complexity"]["tier"] == "easy"
+    _check_layout(answer, app, patterns_shown=1)
 
 
 async def test_bad_sections_are_refused_on_write_and_inline(client: httpx.AsyncClient) -> None:

@@ -23,7 +23,6 @@ from cairn.context import (
     ItemBlocks,
     Record,
     Seed,
-    SeedSource,
     TokenCounter,
     assemble_text,
     build_explain,
@@ -91,13 +90,13 @@ def world() -> tuple[list[Seed], Graph]:
         (51, 52, TAG, 1.0),
     ]
     seeds = [
-        Seed(rid(1), SeedSource.trigger, 1.0, "the trigger"),
-        Seed(rid(2), SeedSource.always, 1.0, "tools"),
-        Seed(rid(3), SeedSource.always, 0.9, "tools"),
-        *(Seed(rid(10 + n), SeedSource.semantic, 0.8 - n / 12, "hybrid") for n in range(9)),
-        *(Seed(rid(39 - n), SeedSource.session, 1.0 - n / 10, "session") for n in range(6)),
-        Seed(rid(50), SeedSource.semantic, 0.75, "hybrid"),
-        Seed(rid(99), SeedSource.semantic, 0.5, "deleted meanwhile"),
+        Seed(rid(1), "trigger", 1.0, "the trigger"),
+        Seed(rid(2), "always", 1.0, "tools"),
+        Seed(rid(3), "always", 0.9, "tools"),
+        *(Seed(rid(10 + n), "semantic", 0.8 - n / 12, "hybrid") for n in range(9)),
+        *(Seed(rid(39 - n), "session", 1.0 - n / 10, "session") for n in range(6)),
+        Seed(rid(50), "semantic", 0.75, "hybrid"),
+        Seed(rid(99), "semantic", 0.5, "deleted meanwhile"),
     ]
     return seeds, graph(_records(), edges)
 

@@ -22,7 +22,6 @@ from cairn.context import (
     ItemBlocks,
     Record,
     Seed,
-    SeedSource,
     Selected,
     Selection,
     TokenCounter,
@@ -55,7 +54,7 @@ def layout(
     return SectionLayout(sections, records, ItemBlocks(body_of, counter), counter, **kw)
 
 
-def chosen(*numbers: int, source: SeedSource = SeedSource.semantic) -> Selection:
+def chosen(*numbers: int, source: str = "semantic") -> Selection:
     selected = [Selected(rid(n), source, None, n / 100, 0, None, 0) for n in numbers]
     return Selection(selected, [], 10**6, 0, 0)
 
@@ -158,7 +157,7 @@ def test_the_lowest_priority_items_are_trimmed_first_the_trigger_last(
 ) -> None:
     records = {rid(n): pattern(n, f"- pattern number {n} " * 3) for n in range(1, 7)}
     sections = Sections((SectionSpec("all", "All"),))
-    trigger = Selected(rid(1), SeedSource.trigger, 1.0, 0.0, 0, None, 0)
+    trigger = Selected(rid(1), "trigger", 1.0, 0.0, 0, None, 0)
     selection = Selection([trigger, *chosen(2, 3, 4, 5, 6).selected], [], 10**6, 0, 0)
     sectioned = layout(records, counter, sections)
     full = sectioned.render(selection, 10_000)
@@ -183,7 +182,7 @@ def world() -> tuple[list[Seed], Graph]:
     ]  # fmt: skip
     edges = [(1, 10 + n, EdgeType.semantic, 0.9 - n / 10) for n in range(5)]
     edges += [(1, 20 + n, EdgeType.causal, 1.0) for n in range(3)] + [(1, 30, EdgeType.tag, 1)]
-    return [Seed(rid(1), SeedSource.trigger)], graph(records, edges)
+    return [Seed(rid(1), "trigger")], graph(records, edges)
 
 
 def assemble(
@@ -287,8 +286,8 @@ def test_every_candidate_is_accounted_for_and_the_limits_hold(
         for _ in range(40)
     ]
     g = graph(records, edges)
-    seeds = [Seed(rid(1), SeedSource.trigger)] + [
-        Seed(rid(n), SeedSource.semantic, rng.random()) for n in rng.sample(range(2, 25), 5)
+    seeds = [Seed(rid(1), "trigger")] + [
+        Seed(rid(n), "semantic", rng.random()) for n in rng.sample(range(2, 25), 5)
     ]
     sectioned = layout(g.records, counter, sections)
     selection = sectioned.allocate(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cairn.context.sections import (
@@ -71,7 +71,19 @@ class Agent:
     session_limit: int
     context_budget: int | None
     llm_config_id: str | None
-    sections: Sections | None = None  # None: the classic layout
+    # ``graph.scope``: how far the graph walk may go. Unset, it follows the semantic
+    # source: a session-scoped agent gets no records of other sessions through the graph.
+    graph_scope: str | None = None
+    # ``context_sources`` as written: a source that the fields above do not cover reads its
+    # own entry (context.sources.<name>.parse).
+    context_sources: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    sections: Sections | None = field(default=None, hash=False)  # None: the classic layout
+
+    @property
+    def session_scoped_graph(self) -> bool:
+        """Whether the graph walk stays inside the trigger's sessions."""
+        scope = self.graph_scope or self.semantic.scope
+        return scope == "session"
 
     def triggered_by(self, event: Mapping[str, Any]) -> bool:
         if event.get("schema_name") == CONTEXT_SCHEMA:
@@ -107,6 +119,8 @@ def parse_agent(
         session_limit=_session_limit(sources.get("session")),
         context_budget=budget if isinstance(budget, int) and budget > 0 else None,
         llm_config_id=llm_config if isinstance(llm_config, str) and llm_config else None,
+        graph_scope=_graph_scope(context.get("graph")),
+        context_sources=dict(sources) if isinstance(sources, Mapping) else {},
         sections=parse_sections(context),
     )
 
@@ -190,6 +204,12 @@ def _semantic(raw: Any) -> SemanticSource:
         min_similarity=float(similarity) if isinstance(similarity, int | float) else 0.0,
         scope="session" if raw.get("scope") == "session" else "global",
     )
+
+
+def _graph_scope(raw: Any) -> str | None:
+    if isinstance(raw, Mapping) and raw.get("scope") in ("session", "global"):
+        return str(raw["scope"])
+    return None
 
 
 def _session_limit(raw: Any) -> int:

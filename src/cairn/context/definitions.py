@@ -11,6 +11,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from cairn.context import sources
 from cairn.context.sections import check_sections
 from cairn.errors import InvalidInput
 
@@ -35,4 +36,4 @@ def check_definition(schema_name: str | None, context: Any) -> None:
         path = "context" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.path)
         raise InvalidInput(f"{path}: {first.message}"[:500], extra={"path": path})
     if schema_name == "agent.def.v1":
-        check_sections(context)
+        check_sections(context, sources.NAMES)

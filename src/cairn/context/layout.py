@@ -34,7 +34,6 @@ from cairn.context.model import (
     Record,
     Rendered,
     RenderedItem,
-    SeedSource,
     Selection,
 )
 from cairn.context.pathfinder import Admit
@@ -146,9 +145,9 @@ class SectionLayout:
     def cost_of(self, record_id: UUID) -> int:
         return self.body(self.records[record_id])[1]
 
-    def _admit(self, record_id: UUID, source: SeedSource, tokens: int) -> DropReason | None:
+    def _admit(self, record_id: UUID, source: str, tokens: int) -> DropReason | None:
         """Taken for now when a section matches; the sections decide in ``allocate``."""
-        matched = self.sections.section_for(self.records[record_id], source.value)
+        matched = self.sections.section_for(self.records[record_id], source)
         return None if matched is not None else DropReason.no_section
 
     def allocate(self, selection: Selection) -> Selection:
@@ -156,7 +155,7 @@ class SectionLayout:
         candidates: list[Candidate] = []
         unmatched: set[UUID] = set()
         for item in selection.selected:
-            spec = self.sections.section_for(self.records[item.record_id], item.source.value)
+            spec = self.sections.section_for(self.records[item.record_id], item.source)
             if spec is None:
                 unmatched.add(item.record_id)
             else:
@@ -190,7 +189,7 @@ class SectionLayout:
         placed: list[_Placed] = []
         for item in selection.selected:
             record = self.records[item.record_id]
-            spec = self.sections.section_for(record, item.source.value)
+            spec = self.sections.section_for(record, item.source)
             if spec is not None:
                 placed.append((record, spec))
         trigger = selection.trigger_id

@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from cairn.context.model import Record, SeedSource
+from cairn.context.model import Record
 from cairn.errors import InvalidInput
 
 DEFAULT_HEADING = "## Context (Computed)"
 TIERS = ("easy", "normal", "complex")
 ORDERS = ("relevance", "newest", "oldest")
-SOURCES = tuple(source.value for source in SeedSource)  # what ``match.sources`` may name
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,9 +205,10 @@ def _outcome(candidates: Sequence[Candidate], fills: list[_Fill]) -> Allocation:
     return Allocation(uses, rejected)
 
 
-def check_sections(context: Mapping[str, Any]) -> None:
-    """What the JSON Schema cannot say about an agent's sections (it has checked the types):
-    raise 422 naming the path of the first problem."""
+def check_sections(context: Mapping[str, Any], sources: Sequence[str]) -> None:
+    """What the JSON Schema cannot say about an agent's sections (it has checked the types),
+    ``sources`` being the seed sources' names: raise 422 naming the path of the first
+    problem."""
     names: set[str] = set()
     shares = 0.0
     for n, section in enumerate(context.get("sections") or ()):
@@ -220,8 +220,8 @@ def check_sections(context: Mapping[str, Any]) -> None:
             raise _invalid(path, "give max_tokens or share, not both")
         shares += section.get("share", 0.0)
         for m, source in enumerate((section.get("match") or {}).get("sources") or ()):
-            if source not in SOURCES:
-                known = ", ".join(SOURCES)
+            if source not in sources:
+                known = ", ".join(sources)
                 raise _invalid(f"{path}.match.sources[{m}]", f"{source!r} is none of {known}")
     if shares > 1.0 + 1e-9:
         raise _invalid("context.sections", f"the shares add up to {shares:g}, more than 1")
