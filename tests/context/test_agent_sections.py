@@ -8,6 +8,8 @@ import uuid
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cairn.context.agents import parse_agent
 from cairn.context.definitions import check_definition
@@ -139,3 +141,87 @@ def test_limits_need_declared_sections() -> None:
     lonely = {"agent_id": "a", "context_trigger": {}, "complexity_limits": {"easy": {"x": 1}}}
     with pytest.raises(InvalidInput, match="no section of that name is declared"):
         check_definition("agent.def.v1", lonely)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 2000) | st.floats(-1, 2) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+_keys = [
+    "name",
+    "title",
+    "match",
+    "max_tokens",
+    "share",
+    "max_items",
+    "order_by",
+    "empty_text",
+    "intro",
+    "schemas",
+    "sources",
+    "easy",
+    "normal",
+    "patterns",
+]
+_shaped = st.recursive(
+    _json,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(_keys) | st.text(max_size=4), inner, max_size=6)
+    ),
+    max_leaves=25,
+)
+
+
+_names = st.sampled_from(["a", "b", "c"])
+_section = st.fixed_dictionaries(
+    {"name": _names, "title": st.text(min_size=1, max_size=5)},
+    optional={
+        "match": st.fixed_dictionaries(
+            {},
+            optional={
+                "schemas": st.lists(st.sampled_from(["x.*", "y.v1"])),
+                "sources": st.lists(st.sampled_from(["trigger", "semantic"])),
+            },
+        ),
+        "max_tokens": st.integers(1, 5000),
+        "share": st.floats(0.01, 0.4),
+        "max_items": st.integers(0, 20),
+        "order_by": st.sampled_from(["relevance", "newest", "oldest"]),
+        "empty_text": st.text(max_size=5),
+        "intro": st.text(max_size=5),
+    },
+)
+_options = st.fixed_dictionaries(
+    {},
+    optional={
+        "sections": st.lists(_section, max_size=4) | _shaped,
+        "complexity_limits": st.dictionaries(
+            st.sampled_from(["easy", "normal", "complex"]),
+            st.dictionaries(_names, st.integers(0, 9)),
+        )
+        | _shaped,
+        "layout": st.fixed_dictionaries({"heading": st.text(max_size=5)}) | _shaped,
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_options)
+def test_any_sections_input_is_refused_with_a_422_or_parsed(options: dict[str, Any]) -> None:
+    """Nothing a client sends makes the check or the parser fail otherwise (no 500): well
+    shaped sections (duplicates, both budgets, shares over 1, undeclared limits among them)
+    or any JSON at all."""
+    context = {"agent_id": "fuzz", "context_trigger": {}, **options}
+    try:
+        check_definition("agent.def.v1", context)
+    except InvalidInput as refused:
+        assert refused.extra["path"].startswith("context")
+        return
+    agent = parse_agent(uuid.uuid4(), uuid.uuid4(), context)
+    assert agent is not None
+    declared = options.get("sections") or []
+    assert (agent.sections is None) == (not declared)
+    if agent.sections is not None:
+        assert [s.name for s in agent.sections.specs] == [s["name"] for s in declared]
