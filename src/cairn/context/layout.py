@@ -124,6 +124,7 @@ class SectionLayout:
         self.admit: Admit | None = self._admit
         self.allocation = Allocation((), ())
         self._bodies: dict[UUID, tuple[str, int]] = {}
+        self._sections: dict[tuple[UUID, str], SectionSpec | None] = {}
         self._headers = [_section_header(spec) for spec in sections.specs]
         self._heading = f"{_one_line(sections.heading)}\n" if sections.heading.strip() else ""
         skeleton = [self._heading, *self._headers]
@@ -145,17 +146,24 @@ class SectionLayout:
     def cost_of(self, record_id: UUID) -> int:
         return self.body(self.records[record_id])[1]
 
+    def section_of(self, record_id: UUID, source: str) -> SectionSpec | None:
+        """The section that takes the record reached from ``source`` (asked for in the
+        search, the allocation and every trimming round: matched once)."""
+        key = (record_id, source)
+        if key not in self._sections:
+            self._sections[key] = self.sections.section_for(self.records[record_id], source)
+        return self._sections[key]
+
     def _admit(self, record_id: UUID, source: str, tokens: int) -> DropReason | None:
         """Taken for now when a section matches; the sections decide in ``allocate``."""
-        matched = self.sections.section_for(self.records[record_id], source)
-        return None if matched is not None else DropReason.no_section
+        return None if self.section_of(record_id, source) is not None else DropReason.no_section
 
     def allocate(self, selection: Selection) -> Selection:
         """The pathfinder's candidates (in its order) as their sections take them."""
         candidates: list[Candidate] = []
         unmatched: set[UUID] = set()
         for item in selection.selected:
-            spec = self.sections.section_for(self.records[item.record_id], item.source)
+            spec = self.section_of(item.record_id, item.source)
             if spec is None:
                 unmatched.add(item.record_id)
             else:
@@ -188,10 +196,9 @@ class SectionLayout:
         """The section layout of the selection; trimmed, lowest priority first, to fit."""
         placed: list[_Placed] = []
         for item in selection.selected:
-            record = self.records[item.record_id]
-            spec = self.sections.section_for(record, item.source)
+            spec = self.section_of(item.record_id, item.source)
             if spec is not None:
-                placed.append((record, spec))
+                placed.append((self.records[item.record_id], spec))
         trigger = selection.trigger_id
         trimmed: list[UUID] = []
         while True:
