@@ -42,6 +42,7 @@ def test_allocations_never_exceed_what_is_available_earlier_sections_first() -> 
     specs = [spec("a", max_tokens=700), spec("b", share=0.5), spec("c")]
     assert allocations(specs, 1000) == [700, 300, 0]
     assert allocations(specs, 0) == [0, 0, 0]
+    assert allocations(specs, -50) == [0, 0, 0]  # a budget below the layout's own text
     assert allocations([spec("a"), spec("b"), spec("c")], 10) == [4, 3, 3]
 
 
@@ -136,7 +137,7 @@ def worlds(draw: st.DrawFn) -> tuple[Sections, list[Candidate], int, str]:
     sections = Sections(tuple(specs), complexity_limits=limits)
     names = st.sampled_from([s.name for s in specs])
     pairs = draw(st.lists(st.tuples(names, st.integers(0, 250)), max_size=30))
-    return sections, offer(*pairs), draw(st.integers(0, 1500)), tier
+    return sections, offer(*pairs), draw(st.integers(-100, 1500)), tier
 
 
 def _by_id(candidates: Sequence[Candidate]) -> dict[int, Candidate]:
@@ -164,8 +165,9 @@ def test_limits_hold_and_the_total_stays_within_what_is_available(
     sections, candidates, available, tier = world
     result = allocate(candidates, sections, available, tier)
     by_id = _by_id(candidates)
-    assert sum(result_use.used for result_use in result.sections) <= available
-    assert sum(result_use.allocated for result_use in result.sections) <= available
+    assert sum(result_use.used for result_use in result.sections) <= max(0, available)
+    assert sum(result_use.allocated for result_use in result.sections) <= max(0, available)
+    assert all(result_use.allocated >= 0 for result_use in result.sections)
     order = [c.record_id for c in candidates]
     for use, section in zip(result.sections, sections.specs, strict=True):
         limit = sections.max_items(section, tier)
@@ -186,7 +188,7 @@ def test_unused_budget_flows_no_rejected_candidate_would_have_fit(
     own allocation left and everything no section used; and never beyond ``max_tokens``."""
     sections, candidates, available, tier = world
     result = allocate(candidates, sections, available, tier)
-    unused = available - sum(use.used for use in result.sections)
+    unused = max(0, available) - sum(use.used for use in result.sections)
     uses = {use.name: use for use in result.sections}
     specs = {s.name: s for s in sections.specs}
     for item in result.rejected:

@@ -113,13 +113,13 @@ class Allocation:
 
 def allocations(specs: Sequence[SectionSpec], available: int) -> list[int]:
     """Each section's own allocation of ``available`` tokens, in declaration order."""
-    left = max(0, available)
+    left = total = max(0, available)
     own: list[int | None] = []
     for spec in specs:
         if spec.max_tokens is not None:
             want: int | None = spec.max_tokens
         else:
-            want = None if spec.share is None else int(spec.share * available)
+            want = None if spec.share is None else int(spec.share * total)
         if want is not None:
             want = min(want, left)
             left -= want
