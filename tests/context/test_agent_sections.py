@@ -23,7 +23,11 @@ DEFINITION: dict[str, Any] = {
         {
             "name": "patterns",
             "title": "Patterns to Follow",
-            "match": {"schemas": ["pattern.*"], "tags": ["kind:pattern"]},
+            "match": {
+                "schemas": ["pattern.*"],
+                "tags": ["kind:pattern"],
+                "where": {"status": "completed", "level": [1, 2]},
+            },
             "share": 0.4,
             "max_items": 5,
             "order_by": "relevance",
@@ -63,7 +67,10 @@ def test_a_definition_with_sections_parses_in_declaration_order() -> None:
     patterns, warnings, rest = agent.sections.specs
     assert patterns == SectionSpec(
         "patterns", "Patterns to Follow",
-        SectionMatch(schemas=("pattern.*",), tags=("kind:pattern",)),
+        SectionMatch(
+            schemas=("pattern.*",), tags=("kind:pattern",),
+            where=(("status", ("completed",)), ("level", (1, 2))),
+        ),
         share=0.4, max_items=5, empty_text="No specific patterns identified for this task.",
         intro="Follow these:",
     )  # fmt: skip
@@ -123,6 +130,10 @@ def test_parsing_is_lenient_about_data_written_before_the_checks() -> None:
         (with_section(0, order_by="random"), "context.sections[0].order_by"),
         (with_section(0, match={"schema": ["typo"]}), "context.sections[0].match"),
         (with_section(0, max_items=-1), "context.sections[0].max_items"),
+        (
+            with_section(0, match={"where": {"status": {"in": ["a"]}}}),
+            "context.sections[0].match.where.status",
+        ),
         (definition(complexity_limits={"extreme": {"patterns": 1}}), "context.complexity_limits"),
         (
             definition(complexity_limits={"easy": {"patterns": "3"}}),

@@ -97,6 +97,17 @@ def test_matching_schemas_prefixes_tags_domains_and_sources() -> None:
     assert SectionMatch().matches(record(1, schema_name=None), "session")
 
 
+def test_matching_context_fields() -> None:
+    completed = SectionMatch(where=(("status", ("completed",)), ("owner.team", ("a", "b"))))
+    done = {"status": "completed", "owner": {"team": "b"}}
+    assert completed.matches(record(1, context=done), "semantic")
+    assert not completed.matches(record(1, context=done | {"status": "in_progress"}), "semantic")
+    assert not completed.matches(record(1, context={"status": "completed"}), "semantic")
+    flag = SectionMatch(where=(("blocking", (True,)),))
+    assert flag.matches(record(1, context={"blocking": True}), "semantic")
+    assert not flag.matches(record(1, context={"blocking": 1}), "semantic")
+
+
 def test_the_first_matching_section_wins() -> None:
     sections = Sections(
         (spec("a", match=SectionMatch(tags=("t",))), spec("b"), spec("c", match=SectionMatch()))

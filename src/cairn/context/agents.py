@@ -166,6 +166,7 @@ def _section(item: Mapping[str, Any]) -> SectionSpec | None:
             tags=_strings(match.get("tags")),
             domains=_strings(match.get("domains")),
             sources=_strings(match.get("sources")),
+            where=_where(match.get("where")),
         ),
         max_tokens=max_tokens if _count(max_tokens) and max_tokens else None,
         share=float(share) if isinstance(share, int | float) and 0 < share <= 1 else None,
@@ -173,6 +174,16 @@ def _section(item: Mapping[str, Any]) -> SectionSpec | None:
         order_by=order_by if order_by in ORDERS else "relevance",
         empty_text=empty_text if isinstance(empty_text, str) else "",
         intro=intro if isinstance(intro, str) else "",
+    )
+
+
+def _where(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    if not isinstance(raw, Mapping):
+        return ()
+    return tuple(
+        (path, tuple(value) if isinstance(value, list) else (value,))
+        for path, value in raw.items()
+        if isinstance(path, str)
     )
 
 

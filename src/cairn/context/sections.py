@@ -37,6 +37,8 @@ class SectionMatch:
     tags: tuple[str, ...] = ()
     domains: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()  # seed sources, e.g. ``trigger``
+    # Context fields (dotted paths) and the values they may hold, e.g. only completed tasks.
+    where: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
     def matches(self, record: Record, source: str) -> bool:
         return (
@@ -44,7 +46,18 @@ class SectionMatch:
             and (not self.tags or not set(self.tags).isdisjoint(record.tags))
             and (not self.domains or not set(self.domains).isdisjoint(record.domains))
             and (not self.sources or source in self.sources)
+            and all(_holds(record.context, path, values) for path, values in self.where)
         )
+
+
+def _holds(context: Mapping[str, Any], path: str, values: tuple[Any, ...]) -> bool:
+    found: Any = context
+    for key in path.split("."):
+        if not isinstance(found, Mapping) or key not in found:
+            return False
+        found = found[key]
+    # ``True == 1`` in Python; in a definition they are different values.
+    return any(v == found and isinstance(v, bool) == isinstance(found, bool) for v in values)
 
 
 def _schema_matches(schema: str, patterns: tuple[str, ...]) -> bool:
