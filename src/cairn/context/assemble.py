@@ -23,6 +23,7 @@ from cairn.context.domains import DomainSet
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
 from cairn.context.isolation import classify_trigger, half_life_of, isolated_domains
+from cairn.context.layout import layout_for
 from cairn.context.model import (
     TRIGGER_SOURCE,
     Budget,
@@ -35,7 +36,7 @@ from cairn.context.model import (
 from cairn.context.pathfinder import select_within_budget
 from cairn.context.recency import with_recency
 from cairn.context.records import RecordCache, isolated_sql
-from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
+from cairn.context.render import ItemBlocks
 from cairn.context.signals import extract_signals
 from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
@@ -138,24 +139,24 @@ async def assemble(
         )
     )
     with timer.phase("select"):
+        layout = layout_for(agent.sections, graph.records, blocks, counter, signals.tier)
         aging = None if domains is None else half_life_of(domains)
         if aging is not None:
             seeds = with_recency(seeds, graph.records, aging, trigger.created_at)
         seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
         selection = select_within_budget(
-            seeds, graph, blocks.cost_of(graph.records), budget.tokens,
-            max_nodes=options.max_nodes, fixed_overhead=fixed_overhead(counter),
-            max_hops=options.radius,
+            seeds, graph, layout.cost_of, budget.tokens,
+            max_nodes=options.max_nodes, fixed_overhead=layout.overhead,
+            max_hops=options.radius, admit=layout.admit,
         )  # fmt: skip
+        selection = layout.allocate(selection)
     with timer.phase("render"):
-        rendered = assemble_text(
-            selection, graph.records, blocks.text, counter, budget.tokens, blocks=blocks
-        )
+        rendered = layout.render(selection, budget.tokens)
     explain = build_explain(
         seeds=seeds, selection=selection, rendered=rendered, budget=budget,
         records=graph.records, upstream_dropped=upstream, signals=signals.as_explain(),
         graph_dropped=walked_past,
-    )  # fmt: skip
+    ) | layout.explain(rendered)  # fmt: skip
     result = Assembly(agent.agent_id, trigger.id, sessions[0] if sessions else None)
     result.context = {
         "consumer_id": agent.agent_id,

@@ -11,7 +11,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from cairn.context import sources
 from cairn.context.domains import DOMAINS_SCHEMA, check_domains
+from cairn.context.sections import check_sections
 from cairn.errors import InvalidInput
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[3] / "schemas"
@@ -34,5 +36,7 @@ def check_definition(schema_name: str | None, context: Any) -> None:
         first = errors[0]
         path = "context" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.path)
         raise InvalidInput(f"{path}: {first.message}"[:500], extra={"path": path})
+    if schema_name == "agent.def.v1":
+        check_sections(context, sources.NAMES)
     if schema_name == DOMAINS_SCHEMA:
         check_domains(context)  # what a JSON Schema cannot say: unique names, known references

@@ -152,6 +152,8 @@ class DropReason(StrEnum):
     not_loaded = "not_loaded"
     unreachable = "unreachable"
     isolated_domain = "isolated_domain"
+    no_section = "no_section"  # the agent has sections and none matches the record
+    sections_full = "sections_full"  # its section's items or tokens are spent
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +203,7 @@ class Selection:
 @dataclass(frozen=True, slots=True)
 class RenderedItem:
     record_id: UUID
-    section: Section
+    section: Section | str  # an agent's own section, by name, when it has sections
     tokens: int
 
 

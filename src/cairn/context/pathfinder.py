@@ -84,6 +84,25 @@ class CostModel:
 
 DEFAULT_COSTS = CostModel()
 
+# Whether a record the search reached is taken (None) or why not, given its seed source and
+# its tokens; called once per record, in path-cost order.
+Admit = Callable[[UUID, str, int], DropReason | None]
+
+
+class BudgetLeft:
+    """The default admission: a record is taken while its tokens fit what is left."""
+
+    __slots__ = ("remaining",)
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+
+    def __call__(self, record_id: UUID, source: str, tokens: int) -> DropReason | None:
+        if tokens > self.remaining:
+            return DropReason.over_budget
+        self.remaining -= tokens
+        return None
+
 
 _ORIGINS = sources.NAMES  # by rank
 
@@ -179,12 +198,14 @@ def select_within_budget(
     costs: CostModel = DEFAULT_COSTS,
     max_path_cost: float | None = None,
     max_hops: int | None = None,
+    admit: Admit | None = None,
 ) -> Selection:
     """Take records in order of path cost while their tokens (``cost_of``: the rendered
     form with its delimiters) fit ``budget_tokens - fixed_overhead``, up to ``max_nodes``.
     Records costlier than ``max_path_cost`` are dropped as below threshold. Paths have at
     most ``max_hops`` edges (the graph's radius): cheap edges must not chain a seed to a
-    whole conversation. A record is expanded from its cheapest path only."""
+    whole conversation. A record is expanded from its cheapest path only. ``admit`` replaces
+    the budget rule (an agent's sections admit by their own)."""
     search = _Search(graph, costs, max_hops)
     outcome = _Outcome()
     seeds = list(seeds)
@@ -193,8 +214,8 @@ def select_within_budget(
             search.push_seed(seed, costs.seed_cost(seed))
     missing = dict.fromkeys(s.record_id for s in seeds if s.record_id not in graph.records)
     outcome.dropped.extend(Dropped(node, DropReason.not_loaded) for node in missing)
-    remaining = budget_tokens - fixed_overhead
-    _walk(search, outcome, cost_of, remaining, max_nodes, max_path_cost, _seed_scores(seeds))
+    admit = admit or BudgetLeft(budget_tokens - fixed_overhead)
+    _walk(search, outcome, cost_of, admit, max_nodes, max_path_cost, _seed_scores(seeds))
     outcome.dropped.extend(_leftovers(search, outcome.stopped))
     used = fixed_overhead + sum(item.tokens for item in outcome.selected)
     return Selection(
@@ -211,7 +232,7 @@ def _walk(
     search: _Search,
     outcome: _Outcome,
     cost_of: Callable[[UUID], int],
-    remaining: int,
+    admit: Admit,
     max_nodes: int,
     max_path_cost: float | None,
     seed_scores: Mapping[UUID, float],
@@ -224,14 +245,14 @@ def _walk(
             outcome.dropped.append(Dropped(path.node, stop, None, path.cost))
             return
         tokens = cost_of(path.node)
-        if tokens <= remaining:
-            remaining -= tokens
+        refused = admit(path.node, path.origin, tokens)
+        if refused is None:
             score = seed_scores.get(path.node)
             outcome.selected.append(
                 Selected(path.node, path.origin, score, path.cost, tokens, path.via, path.hops)
             )
         else:
-            outcome.dropped.append(Dropped(path.node, DropReason.over_budget, tokens, path.cost))
+            outcome.dropped.append(Dropped(path.node, refused, tokens, path.cost))
             if path.origin == TRIGGER_SOURCE and path.hops == 0:
                 outcome.trigger_over_budget = True
         search.expand(entry)

@@ -124,10 +124,11 @@ async def test_a_task_gets_seed_003s_computed_context(
     assert "#### Login endpoint\nPOST /auth/token exchanges a login for a JWT token." in prior
     assert "- `src/cairn/auth/endpoints.py`: the token route" in prior
     assert "Token revocation list" not in text  # not completed: not prior work
-    assert (
+    assert _section(text, "Code References") == (
+        "| Location | Component | Notes |\n|----------|-----------|-------|\n"
         "| `src/cairn/auth/tokens.py` | Token minting | mint() and verify() of login tokens |"
-        in _section(text, "Code References")
     )
+    assert _section(text, "Open Questions (Blocking)") == ""  # no intro above no question
     assert context["token_count"] <= context["token_budget"]
 
     explain = context["explain"]
