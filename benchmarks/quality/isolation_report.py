@@ -1,0 +1,82 @@
+"""The isolation benchmark's Markdown, made from its JSON report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from isolation_score import TARGET_OFF_DOMAIN_SHARE
+
+MEASURES = (
+    ("domain_accuracy", "domain accuracy (%)"),
+    ("off_domain_token_share", "off-domain tokens (% of context tokens)"),
+    ("queries_with_off_domain_tokens", "queries with any off-domain tokens"),
+    ("evidence_recall", "in-domain evidence recall (%)"),
+    ("should_contain_hit_rate", "should-contain hit rate (%)"),
+    ("queries_with_violations", "queries with should-not-contain violations"),
+    ("violations", "should-not-contain violations"),
+    ("foreign_token_share", "tokens of records not in the corpus (%)"),
+    ("mean_context_tokens", "mean context tokens"),
+    ("isolated_drops", "candidates dropped as isolated_domain"),
+)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for split, modes in report["tables"].items():
+        lines += _split_table(split, modes)
+    lines += _target_lines(report)
+    lines += _label_lines(report["labels"])
+    lines += _misclassified_lines(report["queries"])
+    lines += ["", "### Setup", "", f"- config: {report['config']}"]
+    lines.append(f"- run (s): {report['timings']}")
+    return "\n".join([*lines, ""])
+
+
+def _split_table(split: str, modes: dict[str, Any]) -> list[str]:
+    budgets = list(modes["on"])
+    count = modes["on"][budgets[0]]["queries"]
+    columns = [(mode, b) for b in budgets for mode in ("on", "off")]
+    lines = [f"### Split `{split}` ({count} queries): isolation on vs off", ""]
+    lines.append("| measure | " + " | ".join(f"{m} @ {b}" for m, b in columns) + " |")
+    lines.append("|---|" + "---:|" * len(columns))
+    for key, label in MEASURES:
+        cells = " | ".join(str(modes[m][b].get(key, "-")) for m, b in columns)
+        lines.append(f"| {label} | {cells} |")
+    return [*lines, ""]
+
+
+def _target_lines(report: dict[str, Any]) -> list[str]:
+    target = 100.0 * TARGET_OFF_DOMAIN_SHARE
+    lines = [f"### Target: off-domain tokens <= {target:g}% with isolation on", ""]
+    for split, modes in report["tables"].items():
+        for budget, cell in modes["on"].items():
+            share = cell["off_domain_token_share"]
+            verdict = "met" if share <= target else "NOT met"
+            lines.append(f"- {split}, {budget} tokens: {share}%: {verdict}")
+    return [*lines, ""]
+
+
+def _label_lines(labels: dict[str, dict[str, int]]) -> list[str]:
+    lines = ["### Write-time labels against the true domain", ""]
+    lines.append("| true domain | records | labelled | with its true label | self-isolated |")
+    lines.append("|---|---:|---:|---:|---:|")
+    for domain, row in labels.items():
+        lines.append(
+            f"| {domain} | {row['records']} | {row['labelled']} | {row['true_label']} "
+            f"| {row['self_isolated']} |"
+        )
+    return [*lines, ""]
+
+
+def _misclassified_lines(rows: list[dict[str, Any]]) -> list[str]:
+    seen: dict[str, dict[str, Any]] = {}
+    for row in rows:  # the classification is the same at every budget and mode
+        if not row["domain_correct"]:
+            seen.setdefault(row["query_id"], row)
+    lines = ["### Misclassified queries", ""]
+    lines += [
+        f"- {r['split']} `{r['query_id']}`: expected {r['expected_domain']}, got "
+        f"{r['domain']} (confidence {r['confidence']})"
+        for r in seen.values()
+    ] or ["- none"]
+    return [*lines, ""]
