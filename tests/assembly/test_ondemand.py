@@ -13,7 +13,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
-from tests.assembly.helpers import post
+from tests.assembly.helpers import link, post
 
 from cairn.context.trigger import QUERY_SCHEMA
 
@@ -171,3 +171,35 @@ async def test_bad_requests_get_422_and_unknown_ones_404(client: httpx.AsyncClie
     assert missing.status_code == 404
     unknown = await query(client, query="x", agent_id="nobody-registered-this")
     assert unknown.status_code == 404
+
+
+async def test_a_session_scoped_agent_gets_no_record_of_another_session_through_the_graph(
+    client: httpx.AsyncClient, app: FastAPI, marker: str
+) -> None:
+    """The semantic source is session-scoped, and so is the graph walk unless the agent
+    asks for more (``graph.scope: global``)."""
+    mine, theirs = f"m{uuid.uuid4().hex[:8]}", f"t{uuid.uuid4().hex[:8]}"
+    here = await post(
+        client, title="Viola", tags=[f"session:{mine}"],
+        context={"text": f"Rosalind plays the viola at the recital ({marker})"},
+    )  # fmt: skip
+    there = await post(
+        client, title="Viola elsewhere", tags=[f"session:{theirs}"],
+        context={"text": f"Rosalind's viola teacher lives in Leeds ({marker})"},
+    )  # fmt: skip
+    await link(app, [(here, there, 3, 0.97)])
+    scoped = {
+        "semantic": {"enabled": True, "limit": 5, "min_similarity": 0.1, "scope": "session"},
+        "session": {"limit": 0},
+    }
+    ask = f"Who plays the viola? {marker}"
+
+    async def reached(agent: dict[str, Any]) -> set[str]:
+        response = await query(client, query=ask, session=mine, agent=agent, debug=True)
+        assert response.status_code == 200, response.text
+        explain = response.json()["explain"]
+        return {item["record_id"] for item in explain["selected"] + explain["dropped"]}
+
+    assert str(here) in await reached(inline(**scoped))
+    assert str(there) not in await reached(inline(**scoped))
+    assert str(there) in await reached(inline(**scoped) | {"graph": {"scope": "global"}})

@@ -62,6 +62,15 @@ class Agent:
     session_limit: int
     context_budget: int | None
     llm_config_id: str | None
+    # ``graph.scope``: how far the graph walk may go. Unset, it follows the semantic
+    # source: a session-scoped agent gets no records of other sessions through the graph.
+    graph_scope: str | None = None
+
+    @property
+    def session_scoped_graph(self) -> bool:
+        """Whether the graph walk stays inside the trigger's sessions."""
+        scope = self.graph_scope or self.semantic.scope
+        return scope == "session"
 
     def triggered_by(self, event: Mapping[str, Any]) -> bool:
         if event.get("schema_name") == CONTEXT_SCHEMA:
@@ -97,6 +106,7 @@ def parse_agent(
         session_limit=_session_limit(sources.get("session")),
         context_budget=budget if isinstance(budget, int) and budget > 0 else None,
         llm_config_id=llm_config if isinstance(llm_config, str) and llm_config else None,
+        graph_scope=_graph_scope(context.get("graph")),
     )
 
 
@@ -124,6 +134,12 @@ def _semantic(raw: Any) -> SemanticSource:
         min_similarity=float(similarity) if isinstance(similarity, int | float) else 0.0,
         scope="session" if raw.get("scope") == "session" else "global",
     )
+
+
+def _graph_scope(raw: Any) -> str | None:
+    if isinstance(raw, Mapping) and raw.get("scope") in ("session", "global"):
+        return str(raw["scope"])
+    return None
 
 
 def _session_limit(raw: Any) -> int:

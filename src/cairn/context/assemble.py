@@ -1,4 +1,5 @@
-"""One assembly: trigger → seeds → graph → render items → select → render → explain.
+"""One assembly: trigger → signals → seeds → graph → render items → select → render →
+explain.
 
 A chain of small stages with plain data between them; the timings and the explanation are
 collected as data. Writing the result is the caller's business (``context.write``).
@@ -6,7 +7,6 @@ collected as data. Writing the result is the caller's business (``context.write`
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.context import seeds as seeding
+from cairn.context import sources
 from cairn.context.agents import Agent
 from cairn.context.budget import resolve_budget
 from cairn.context.explain import Timer, build_explain
@@ -27,11 +27,11 @@ from cairn.context.model import (
     DropReason,
     Record,
     Seed,
-    SeedSource,
 )
-from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
+from cairn.context.pathfinder import select_within_budget
 from cairn.context.records import RecordCache
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
+from cairn.context.signals import extract_signals
 from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
@@ -83,25 +83,18 @@ async def assemble(
     ``budget_override`` (an on-demand request's ``budget``) comes before every setting."""
     timer = timer or Timer()
     owner = agent.owner_id
-    trigger, probe = found.record, found.probe
+    trigger = found.record
     # Keyword pointers: the trigger's tag pointers, then its stored entity keywords.
-    pointers = list(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
-    sessions = sorted(trigger.session_tags)
-    semantic = dataclasses.replace(
-        agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
-    )
+    pointers = tuple(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
+    sessions = tuple(sorted(trigger.session_tags))
+    with timer.phase("signals"):
+        signals = extract_signals(found.text, trigger.tags, pointers, context=trigger.context)
+    request = sources.SeedRequest(
+        session, agent, found, pointers, sessions, excluded,
+        common_words=common_words, similarity_scale=options.similarity_scale,
+    )  # fmt: skip
     with timer.phase("seeds"):
-        batches = [
-            seeding.SeedBatch([Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], []),
-            await seeding.always_seeds(session, owner, agent.always, excluded, probe),
-            await seeding.semantic_seeds(
-                session, owner, probe, semantic, pointers, sessions, excluded,
-                common_words=common_words,
-            ),
-            await seeding.session_seeds(
-                session, owner, sessions, agent.session_limit, excluded, probe
-            ),
-        ]  # fmt: skip
+        batches = [await source.seeds(request) for source in sources.SOURCES]
     seeds, upstream = _merge(batches)
     with timer.phase("graph"):
         graph = await load_graph(
@@ -109,6 +102,7 @@ async def assemble(
             radius=options.radius, fanout=options.fanout, preloaded={trigger.id: trigger},
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
             cache=record_cache, quiet=trigger.id,
+            scope=sessions if agent.session_scoped_graph else None,
         )  # fmt: skip
     with timer.phase("render_items"):
         blocks = await item_blocks(session, owner, list(graph.records.values()))
@@ -132,7 +126,7 @@ async def assemble(
         )
     explain = build_explain(
         seeds=seeds, selection=selection, rendered=rendered, budget=budget,
-        records=graph.records, upstream_dropped=upstream,
+        records=graph.records, upstream_dropped=upstream, signals=signals.as_explain(),
     )  # fmt: skip
     result = Assembly(agent.agent_id, trigger.id, sessions[0] if sessions else None)
     result.context = {
@@ -151,8 +145,8 @@ async def assemble(
     return result
 
 
-def _merge(batches: list[seeding.SeedBatch]) -> tuple[list[Seed], list[Dropped]]:
-    """Seeds in source priority order; a record seeded twice keeps its first seed."""
+def _merge(batches: list[sources.SeedBatch]) -> tuple[list[Seed], list[Dropped]]:
+    """Seeds in source rank order; a record seeded twice keeps its first seed."""
     seeds: list[Seed] = []
     dropped: list[Dropped] = []
     seen: set[uuid.UUID] = set()
@@ -170,7 +164,7 @@ def _merge(batches: list[seeding.SeedBatch]) -> tuple[list[Seed], list[Dropped]]
 def _seed_costs(seeds: list[Seed]) -> dict[uuid.UUID, float]:
     costs: dict[uuid.UUID, float] = {}
     for seed in seeds:
-        cost = DEFAULT_COSTS.seed_cost(seed)
+        cost = sources.seed_cost(seed)
         costs[seed.record_id] = min(cost, costs.get(seed.record_id, cost))
     return costs
 

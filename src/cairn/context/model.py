@@ -6,7 +6,6 @@ into a ``Selection`` (pathfinder), a ``Rendered`` text (render) and an explanati
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
@@ -37,25 +36,19 @@ class Record:
         return frozenset(tag for tag in self.tags if tag.startswith(SESSION_PREFIX))
 
 
-class SeedSource(StrEnum):
-    """Where a seed came from; the order of declaration is also the tie-break rank."""
-
-    trigger = "trigger"
-    always = "always"
-    semantic = "semantic"
-    session = "session"
-
-
-SOURCE_RANK: Mapping[SeedSource, int] = {source: rank for rank, source in enumerate(SeedSource)}
+# The source every assembly's trigger is seeded by. The others are listed, in tie-break
+# order, in context.sources (one module each); a seed names its source by its name.
+TRIGGER_SOURCE = "trigger"
 
 
 @dataclass(frozen=True, slots=True)
 class Seed:
-    """A starting point of the search. ``score`` is in 0..1, higher is better: similarity for
-    semantic seeds, recency for session seeds (1.0 = newest), 1.0 for trigger and always."""
+    """A starting point of the search, from the source named ``source`` (context.sources).
+    ``score`` is in 0..1, higher is better: similarity for semantic seeds, recency for
+    session seeds (1.0 = newest), 1.0 for the trigger."""
 
     record_id: UUID
-    source: SeedSource
+    source: str
     score: float = 1.0
     detail: str = ""
 
@@ -163,7 +156,7 @@ class Selected:
     on the path. ``seed_score`` is the record's own best seed score, if it is a seed."""
 
     record_id: UUID
-    source: SeedSource
+    source: str
     seed_score: float | None
     path_cost: float
     tokens: int
@@ -195,7 +188,7 @@ class Selection:
     def trigger_id(self) -> UUID | None:
         """The selected trigger record, if any."""
         for item in self.selected:
-            if item.source is SeedSource.trigger and item.hops == 0:
+            if item.source == TRIGGER_SOURCE and item.hops == 0:
                 return item.record_id
         return None
 

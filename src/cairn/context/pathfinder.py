@@ -15,15 +15,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from uuid import UUID
 
+from cairn.context import sources
 from cairn.context.model import (
-    SOURCE_RANK,
+    TRIGGER_SOURCE,
     Dropped,
     DropReason,
     Edge,
     EdgeType,
     Graph,
     Seed,
-    SeedSource,
     Selected,
     Selection,
 )
@@ -35,19 +35,12 @@ _SCALE = 1_000_000_000
 
 @dataclass(frozen=True, slots=True)
 class CostModel:
-    """Path costs; lower is closer to the trigger. A seed starts at ``base + span * (1 -
-    score)`` of its source (the trigger at 0); each edge adds its type's cost, a semantic
-    edge ``semantic + (1 - similarity)``."""
+    """Path costs; lower is closer to the trigger. A seed starts where its source says
+    (context.sources: ``base + span * (1 - score)``, the trigger at 0); each edge adds its
+    type's cost, a semantic edge ``semantic + (1 - similarity)``. The graph stage ranks
+    what it loads with the same costs, in SQL generated from this model
+    (:meth:`edge_cost_sql`)."""
 
-    # An always-source seed's score is its similarity to the trigger: the relevant ones go
-    # first when the budget cannot hold them all. The newest turns of the session come
-    # before almost everything else.
-    always_base: float = 0.05
-    always_span: float = 0.5
-    session_base: float = 0.02
-    session_span: float = 0.3
-    semantic_base: float = 0.0
-    semantic_span: float = 1.0
     causal: float = 0.1
     # The turns next to a relevant turn come cheap: in a conversation, that is where the
     # rest of an answer sits.
@@ -61,14 +54,7 @@ class CostModel:
     semantic: float = 0.3
 
     def seed_cost(self, seed: Seed) -> float:
-        if seed.source is SeedSource.trigger:
-            return 0.0
-        base, span = {
-            SeedSource.always: (self.always_base, self.always_span),
-            SeedSource.session: (self.session_base, self.session_span),
-            SeedSource.semantic: (self.semantic_base, self.semantic_span),
-        }[seed.source]
-        return base + span * (1.0 - seed.score)
+        return sources.seed_cost(seed)
 
     def edge_cost(self, edge: Edge) -> float:
         if edge.edge_type is EdgeType.semantic:
@@ -81,18 +67,32 @@ class CostModel:
             return self.causal
         return self.temporal if edge_type is EdgeType.temporal else self.tag
 
+    def edge_cost_sql(self, edge_type: str, weight: str) -> str:
+        """:meth:`edge_cost` as a SQL expression over the columns (or expressions)
+        ``edge_type`` (smallint, :class:`EdgeType`) and ``weight``."""
+        fixed = " ".join(
+            f"WHEN {kind.value:d} THEN CAST({self.type_cost(kind)!r} AS float8)"
+            for kind in EdgeType
+            if kind is not EdgeType.semantic
+        )
+        semantic = (
+            f"CAST({self.semantic!r} AS float8)"
+            f" + greatest(0, least(1, 1 - CAST({weight} AS float8)))"
+        )
+        return f"CASE {edge_type} {fixed} ELSE {semantic} END"
+
 
 DEFAULT_COSTS = CostModel()
 
 
-_ORIGINS = tuple(SeedSource)  # by rank
+_ORIGINS = sources.NAMES  # by rank
 
 
 @dataclass(frozen=True, slots=True)
 class _Path:
     node: UUID
     via: UUID | None
-    origin: SeedSource
+    origin: str
     cost: float
     hops: int
 
@@ -130,7 +130,7 @@ class _Search:
 
     def push_seed(self, seed: Seed, cost: float) -> None:
         node = self.index[seed.record_id.int]
-        self._push((_units(cost), SOURCE_RANK[seed.source], 0, node, -1))
+        self._push((_units(cost), sources.rank_of(seed.source), 0, node, -1))
 
     def _push(self, entry: _Entry) -> None:
         node = entry[3]
@@ -232,7 +232,7 @@ def _walk(
             )
         else:
             outcome.dropped.append(Dropped(path.node, DropReason.over_budget, tokens, path.cost))
-            if path.origin is SeedSource.trigger and path.hops == 0:
+            if path.origin == TRIGGER_SOURCE and path.hops == 0:
                 outcome.trigger_over_budget = True
         search.expand(entry)
 

@@ -53,14 +53,17 @@ async def load_records(
 
 async def load_trigger(
     session: AsyncSession, owner_id: uuid.UUID, trigger_id: uuid.UUID
-) -> tuple[Record, list[str]] | None:
-    """The trigger, if live, with its stored keyword pointers, in one query."""
+) -> tuple[Record, list[str], str] | None:
+    """The trigger, if live, with its stored keyword pointers and ``llm_text``, in one
+    query."""
     query = text(
-        f"SELECT {COLUMNS}, entity_keywords FROM breadcrumbs"
+        f"SELECT {COLUMNS}, entity_keywords, llm_text FROM breadcrumbs"
         f" WHERE owner_id = :owner AND id = :id AND {LIVE}"
     )
     row = (await session.execute(query, {"owner": owner_id, "id": trigger_id})).mappings().first()
-    return None if row is None else (to_record(row), list(row["entity_keywords"] or []))
+    if row is None:
+        return None
+    return to_record(row), list(row["entity_keywords"] or []), row["llm_text"] or ""
 
 
 class RecordCache:
