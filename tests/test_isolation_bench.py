@@ -134,7 +134,7 @@ def _answer(selected: list[tuple[str, int, str]], text: str, name: str | None) -
     return {
         "formatted_context": text,
         "explain": {
-            "signals": {"domain": {"name": name, "confidence": 0.4}},
+            "signals": {"domain": {"name": name, "confidence": 0.4, "isolating": True}},
             "selected": [
                 {"record_id": rid, "tokens": tokens, "section": section}
                 for rid, tokens, section in selected
@@ -168,7 +168,7 @@ def test_an_answer_is_scored_from_explain_and_the_text_without_its_trigger() -> 
         corpus=corpus,
         keys_by_id=keys_by_id,
     )
-    assert score.domain_correct
+    assert score.domain_correct and score.isolating
     assert (score.context_tokens, score.off_domain_tokens, score.foreign_tokens) == (200, 50, 10)
     assert (score.evidence_found, score.evidence_total) == (1, 2)
     assert (score.contain_hits, score.contain_total) == (2, 2)

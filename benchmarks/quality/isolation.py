@@ -134,6 +134,16 @@ async def ask(http: httpx.AsyncClient, text: str, isolate: bool, budget: int) ->
     return answer
 
 
+async def probe_classification(http: httpx.AsyncClient, query: Query, budget: int) -> None:
+    """Before the records are posted: does the server classify a query under the definition?"""
+    answer = await ask(http, query.text, True, budget)
+    if trigger_domain(answer["explain"]) is None:
+        raise FeatureMissing(
+            "explain.signals.domain is null with domains defined: this Cairn does not classify "
+            "queries under context.domains.v1"
+        )
+
+
 async def post_records(client: CairnClient, corpus: Corpus, run_tag: str) -> dict[str, str]:
     """key → record id."""
     now = datetime.now(UTC)
@@ -226,7 +236,7 @@ async def measure(url: str, args: argparse.Namespace, corpus: Corpus) -> dict[st
         await settle(client)
         started = time.perf_counter()
         await post_definition(http, corpus, run_tag)
-        trigger_domain((await ask(http, queries[0].text, True, args.budgets[0]))["explain"])
+        await probe_classification(http, queries[0], args.budgets[0])
         ids = await post_records(client, corpus, run_tag)
         seconds["post_records"] = time.perf_counter() - started
         labels = await wait_for_labels(client, http, ids)

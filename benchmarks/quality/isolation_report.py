@@ -8,6 +8,7 @@ from isolation_score import TARGET_OFF_DOMAIN_SHARE
 
 MEASURES = (
     ("domain_accuracy", "domain accuracy (%)"),
+    ("queries_isolating", "queries classified confidently enough to isolate"),
     ("off_domain_token_share", "off-domain tokens (% of context tokens)"),
     ("queries_with_off_domain_tokens", "queries with any off-domain tokens"),
     ("evidence_recall", "in-domain evidence recall (%)"),

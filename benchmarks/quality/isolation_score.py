@@ -36,6 +36,7 @@ class QueryScore:
     expected_domain: str
     domain: str | None  # what the server classified the query as
     confidence: float | None
+    isolating: bool  # the server judged the classification confident enough to isolate
     context_tokens: int  # of the selected records (the trigger's own block not counted)
     off_domain_tokens: int  # of records whose true domain is isolated from the expected one
     foreign_tokens: int  # of records not in the corpus (bootstrap knowledge, other runs)
@@ -60,7 +61,8 @@ def without_trigger(formatted_context: str) -> str:
 
 
 def trigger_domain(explain: dict[str, Any]) -> dict[str, Any] | None:
-    """``explain.signals.domain``; FeatureMissing when the server reports no signals."""
+    """``explain.signals.domain`` (None: no domain defined or none scored); FeatureMissing
+    when the server reports no such signal at all."""
     signals = explain.get("signals")
     if not isinstance(signals, dict) or "domain" not in signals:
         raise FeatureMissing(
@@ -94,6 +96,7 @@ def score_answer(
         expected_domain=query.expected_domain,
         domain=domain.get("name"),
         confidence=domain.get("confidence"),
+        isolating=bool(domain.get("isolating")),
         context_tokens=sum(tokens.values()),
         off_domain_tokens=tokens["off"],
         foreign_tokens=tokens["foreign"],
@@ -133,6 +136,7 @@ def summarise(scores: list[QueryScore]) -> dict[str, Any]:
     return {
         "queries": len(scores),
         "domain_accuracy": _pct(sum(s.domain_correct for s in scores), len(scores)),
+        "queries_isolating": sum(s.isolating for s in scores),
         "off_domain_token_share": _pct(off, tokens),
         "queries_with_off_domain_tokens": sum(s.off_domain_tokens > 0 for s in scores),
         "foreign_token_share": _pct(sum(s.foreign_tokens for s in scores), tokens),
