@@ -23,6 +23,7 @@ from isolation_corpus import (
     load_corpus,
     problems,
 )
+from isolation_report import build_report, markdown
 from isolation_score import (
     TRIGGER_HEADER,
     FeatureMissing,
@@ -204,3 +205,27 @@ def test_labels_are_summarised_against_the_true_domain() -> None:
     }
     assert summary["anime"]["labelled"] == 0
     assert summary["personal"]["self_isolated"] == 0  # one label (its own) is not isolated
+
+
+def test_the_report_has_a_table_per_split_and_the_target_verdict() -> None:
+    corpus = _small_corpus()
+    ids = {"t1": str(uuid.uuid4()), "a1": str(uuid.uuid4())}
+    keys_by_id = {record_id: key for key, record_id in ids.items()}
+    selected = [(ids["t1"], 90, "knowledge"), (ids["a1"], 10, "knowledge")]
+    scores = [
+        score_answer(
+            corpus.queries[0],
+            _answer(selected[: 2 - isolate], "", "technical"),
+            isolate=bool(isolate),
+            budget=500,
+            corpus=corpus,
+            keys_by_id=keys_by_id,
+        )
+        for isolate in (1, 0)
+    ]
+    labels = label_summary(corpus, {})
+    text = markdown(build_report(scores, ["dev"], labels, {"budgets": [500]}))
+    assert "### Split `dev` (1 queries): isolation on vs off" in text
+    assert "| off-domain tokens (% of context tokens) | 0.0 | 10.0 |" in text
+    assert "- dev, 500 tokens: 0.0%: met" in text
+    assert "| technical (1) | 0.0 / 50.0 | 10.0 / 50.0 |" in text

@@ -42,12 +42,10 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 from client import CairnClient  # noqa: E402
 from isolation_corpus import CORPUS_DIR, Corpus, Query, load_corpus, problems  # noqa: E402
-from isolation_report import markdown  # noqa: E402
+from isolation_report import build_report, markdown  # noqa: E402
 from isolation_score import (  # noqa: E402
     FeatureMissing,
     QueryScore,
-    as_rows,
-    build_tables,
     label_summary,
     score_answer,
     trigger_domain,
@@ -183,7 +181,7 @@ async def wait_for_labels(
     deadline = time.monotonic() + LABEL_TIMEOUT_S
     previous: dict[str, list[str] | None] = {}
     with Progress() as progress:
-        task = progress.add_task("records labelled", total=len(ids))
+        task = progress.add_task("records with a label (until two reads agree)", total=len(ids))
         while time.monotonic() < deadline:
             await settle(client)
             labels = await read_labels(http, ids)
@@ -244,23 +242,19 @@ async def measure(url: str, args: argparse.Namespace, corpus: Corpus) -> dict[st
         keys_by_id = {record_id: key for key, record_id in ids.items()}
         scores = await ask_all(http, corpus, queries, args.budgets, keys_by_id)
         seconds["queries"] = time.perf_counter() - started - seconds["labels_settled"]
-    splits = ["dev", "test"] if args.split == "all" else [args.split]
-    return {
-        "config": {
-            "records": len(corpus.records),
-            "queries": len(queries),
-            "split": args.split,
-            "budgets": args.budgets,
-            "agent": inline_agent(True),
-            "min_confidence": corpus.domains.definition.get("min_confidence"),
-            "source": source_state(),
-            "command": " ".join(sys.argv),
-        },
-        "tables": build_tables(scores, splits),
-        "labels": label_summary(corpus, labels),
-        "queries": as_rows(scores),
-        "timings": {k: round(v, 1) for k, v in seconds.items()},
+    config = {
+        "records": len(corpus.records),
+        "queries": len(queries),
+        "split": args.split,
+        "budgets": args.budgets,
+        "agent": inline_agent(True),
+        "min_confidence": corpus.domains.definition.get("min_confidence"),
+        "source": source_state(),
+        "command": " ".join(sys.argv),
     }
+    splits = ["dev", "test"] if args.split == "all" else [args.split]
+    report = build_report(scores, splits, label_summary(corpus, labels), config)
+    return report | {"timings": {k: round(v, 1) for k, v in seconds.items()}}
 
 
 def source_state() -> str:

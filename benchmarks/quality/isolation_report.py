@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from isolation_score import TARGET_OFF_DOMAIN_SHARE
+from isolation_score import (
+    TARGET_OFF_DOMAIN_SHARE,
+    QueryScore,
+    as_rows,
+    build_tables,
+    by_expected_domain,
+)
 
 MEASURES = (
     ("domain_accuracy", "domain accuracy (%)"),
@@ -21,15 +27,32 @@ MEASURES = (
 )
 
 
+def build_report(
+    scores: list[QueryScore],
+    splits: list[str],
+    labels: dict[str, dict[str, int]],
+    config: dict[str, Any],
+) -> dict[str, Any]:
+    """The JSON report: the tables by split and by expected domain, labels, every answer."""
+    return {
+        "config": config,
+        "tables": build_tables(scores, splits),
+        "by_expected_domain": by_expected_domain(scores),
+        "labels": labels,
+        "queries": as_rows(scores),
+    }
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines: list[str] = []
     for split, modes in report["tables"].items():
         lines += _split_table(split, modes)
     lines += _target_lines(report)
+    lines += _domain_lines(report["by_expected_domain"])
     lines += _label_lines(report["labels"])
     lines += _misclassified_lines(report["queries"])
     lines += ["", "### Setup", "", f"- config: {report['config']}"]
-    lines.append(f"- run (s): {report['timings']}")
+    lines.append(f"- run (s): {report.get('timings')}")
     return "\n".join([*lines, ""])
 
 
@@ -54,6 +77,23 @@ def _target_lines(report: dict[str, Any]) -> list[str]:
             share = cell["off_domain_token_share"]
             verdict = "met" if share <= target else "NOT met"
             lines.append(f"- {split}, {budget} tokens: {share}%: {verdict}")
+    return [*lines, ""]
+
+
+def _domain_lines(by_domain: dict[str, Any]) -> list[str]:
+    """Off-domain share and evidence recall per expected domain (all splits asked)."""
+    budgets = list(next(iter(by_domain.values()))["on"]) if by_domain else []
+    columns = [(mode, b) for b in budgets for mode in ("on", "off")]
+    head = " | ".join(f"{m} @ {b}" for m, b in columns)
+    lines = ["### By expected domain: off-domain tokens (%) / evidence recall (%)", ""]
+    lines += [f"| expected domain (queries) | {head} |", "|---|" + "---:|" * len(columns)]
+    for domain, modes in by_domain.items():
+        count = modes["on"][budgets[0]]["queries"]
+        cells = " | ".join(
+            f"{modes[m][b]['off_domain_token_share']} / {modes[m][b]['evidence_recall']}"
+            for m, b in columns
+        )
+        lines.append(f"| {domain} ({count}) | {cells} |")
     return [*lines, ""]
 
 

@@ -194,3 +194,12 @@ def label_summary(corpus: Corpus, labels: dict[str, list[str]]) -> dict[str, Any
             corpus.domains.isolated(record.domain, label) for label in got
         )
     return by_domain
+
+
+def by_expected_domain(scores: list[QueryScore]) -> dict[str, Any]:
+    """expected domain → isolation on/off → budget → measures, over every split asked."""
+    domains = sorted({s.expected_domain for s in scores})
+    return {
+        domain: build_tables([s for s in scores if s.expected_domain == domain], [])["all"]
+        for domain in domains
+    }
