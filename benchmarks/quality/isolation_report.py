@@ -51,7 +51,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines += _domain_lines(report["by_expected_domain"])
     lines += _label_lines(report["labels"])
     lines += _misclassified_lines(report["queries"])
-    lines += ["", "### Setup", "", f"- config: {report['config']}"]
+    lines += ["### Setup", "", f"- config: {report['config']}"]
     lines.append(f"- run (s): {report.get('timings')}")
     return "\n".join([*lines, ""])
 
