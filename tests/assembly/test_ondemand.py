@@ -203,3 +203,32 @@ async def test_a_session_scoped_agent_gets_no_record_of_another_session_through_
     assert str(here) in await reached(inline(**scoped))
     assert str(there) not in await reached(inline(**scoped))
     assert str(there) in await reached(inline(**scoped) | {"graph": {"scope": "global"}})
+
+
+async def test_the_signals_source_pulls_records_naming_the_files_the_query_mentions(
+    client: httpx.AsyncClient, marker: str
+) -> None:
+    path = f"src/pool{uuid.uuid4().hex[:8]}/pool.py"
+    by_text = await post(
+        client, title="Gotcha", tags=[marker],
+        context={"issue": f"Connections leak when {path} is reloaded", "severity": "high"},
+    )  # fmt: skip
+    by_name = await post(
+        client, title="Pattern", context={"pattern": "Close cursors early (see pool.py)"}
+    )
+    by_tag = await post(client, title="Decision", tags=[f"file:{path}"], context={"x": "kept"})
+    await post(client, title="Unrelated", context={"text": f"weather in {marker} is fine"})
+    agent = {
+        "context_sources": {"signals": {"limit": 10}, "session": {"limit": 0}},
+        "context_budget": 2000,
+    }
+    response = await query(client, query=f"Refactor {path} please", agent=agent, debug=True)
+    assert response.status_code == 200, response.text
+    explain = response.json()["explain"]
+    assert explain["signals"]["files"] == [path]
+    seeded = {seed["record_id"]: seed for seed in explain["seeds"] if seed["source"] == "signals"}
+    assert set(seeded) >= {str(by_text), str(by_tag), str(by_name)}
+    assert seeded[str(by_text)]["score"] > seeded[str(by_name)]["score"]  # full path + name
+    assert path in seeded[str(by_text)]["detail"]
+    without = await query(client, query=f"Refactor {path} please", agent=inline(), debug=True)
+    assert all(seed["source"] != "signals" for seed in without.json()["explain"]["seeds"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 AGENT_SCHEMA = "agent.def.v1"
@@ -65,6 +65,9 @@ class Agent:
     # ``graph.scope``: how far the graph walk may go. Unset, it follows the semantic
     # source: a session-scoped agent gets no records of other sessions through the graph.
     graph_scope: str | None = None
+    # ``context_sources`` as written: a source that the fields above do not cover reads its
+    # own entry (context.sources.<name>.parse).
+    context_sources: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def session_scoped_graph(self) -> bool:
@@ -107,6 +110,7 @@ def parse_agent(
         context_budget=budget if isinstance(budget, int) and budget > 0 else None,
         llm_config_id=llm_config if isinstance(llm_config, str) and llm_config else None,
         graph_scope=_graph_scope(context.get("graph")),
+        context_sources=dict(sources) if isinstance(sources, Mapping) else {},
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context import sources
@@ -21,6 +22,7 @@ from cairn.context.budget import resolve_budget
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
 from cairn.context.model import (
+    TRIGGER_SOURCE,
     Budget,
     BudgetSource,
     Dropped,
@@ -29,7 +31,7 @@ from cairn.context.model import (
     Seed,
 )
 from cairn.context.pathfinder import select_within_budget
-from cairn.context.records import RecordCache
+from cairn.context.records import RecordCache, isolated_sql
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.signals import extract_signals
 from cairn.context.support import with_neighbour_support
@@ -89,21 +91,27 @@ async def assemble(
     sessions = tuple(sorted(trigger.session_tags))
     with timer.phase("signals"):
         signals = extract_signals(found.text, trigger.tags, pointers, context=trigger.context)
+    isolated: frozenset[str] = frozenset()
     request = sources.SeedRequest(
         session, agent, found, pointers, sessions, excluded,
-        common_words=common_words, similarity_scale=options.similarity_scale,
+        common_words=common_words, similarity_scale=options.similarity_scale, signals=signals,
+        isolated=isolated,
     )  # fmt: skip
     with timer.phase("seeds"):
         batches = [await source.seeds(request) for source in sources.SOURCES]
     seeds, upstream = _merge(batches)
+    if isolated:  # whatever a source did not leave out itself
+        seeds, left_out = await _without_isolated(session, owner, seeds, isolated)
+        upstream += left_out
     with timer.phase("graph"):
         graph = await load_graph(
             session, owner, [s.record_id for s in seeds], excluded,
             radius=options.radius, fanout=options.fanout, preloaded={trigger.id: trigger},
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
             cache=record_cache, quiet=trigger.id,
-            scope=sessions if agent.session_scoped_graph else None,
+            scope=sessions if agent.session_scoped_graph else None, isolated=isolated,
         )  # fmt: skip
+    walked_past = [Dropped(node, DropReason.isolated_domain) for node in graph.isolated]
     with timer.phase("render_items"):
         blocks = await item_blocks(session, owner, list(graph.records.values()))
     budget = (
@@ -127,6 +135,7 @@ async def assemble(
     explain = build_explain(
         seeds=seeds, selection=selection, rendered=rendered, budget=budget,
         records=graph.records, upstream_dropped=upstream, signals=signals.as_explain(),
+        graph_dropped=walked_past,
     )  # fmt: skip
     result = Assembly(agent.agent_id, trigger.id, sessions[0] if sessions else None)
     result.context = {
@@ -152,6 +161,7 @@ def _merge(batches: list[sources.SeedBatch]) -> tuple[list[Seed], list[Dropped]]
     seen: set[uuid.UUID] = set()
     for batch in batches:
         dropped += [Dropped(rid, DropReason.below_threshold) for rid, _ in batch.below_threshold]
+        dropped += [Dropped(rid, DropReason.isolated_domain) for rid in batch.isolated]
         for seed in batch.seeds:
             if seed.record_id in seen:
                 dropped.append(Dropped(seed.record_id, DropReason.duplicate))
@@ -159,6 +169,29 @@ def _merge(batches: list[sources.SeedBatch]) -> tuple[list[Seed], list[Dropped]]
             seen.add(seed.record_id)
             seeds.append(seed)
     return seeds, dropped
+
+
+_ISOLATED_SEEDS = text(
+    f"SELECT id FROM breadcrumbs b WHERE owner_id = :owner AND id = ANY(:ids)"
+    f" AND {isolated_sql('b')}"
+)
+
+
+async def _without_isolated(
+    session: AsyncSession, owner: uuid.UUID, seeds: list[Seed], isolated: frozenset[str]
+) -> tuple[list[Seed], list[Dropped]]:
+    """The seeds whose records are not of an isolated domain (the trigger always stays),
+    and the others as dropped — one query for every source."""
+    ids = [seed.record_id for seed in seeds if seed.source != TRIGGER_SOURCE]
+    params = {"owner": owner, "ids": ids, "isolated": sorted(isolated)}
+    found = set((await session.execute(_ISOLATED_SEEDS, params)).scalars()) if ids else set()
+    kept = [seed for seed in seeds if seed.record_id not in found]
+    dropped = [
+        Dropped(seed.record_id, DropReason.isolated_domain)
+        for seed in seeds
+        if seed.record_id in found
+    ]
+    return kept, dropped
 
 
 def _seed_costs(seeds: list[Seed]) -> dict[uuid.UUID, float]:

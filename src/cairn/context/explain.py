@@ -47,10 +47,12 @@ def build_explain(
     records: Mapping[UUID, Record],
     upstream_dropped: Sequence[Dropped] = (),
     signals: Mapping[str, Any] | None = None,
+    graph_dropped: Sequence[Dropped] = (),
 ) -> dict[str, Any]:
     """Every seed; every record in the text (with its section); every candidate left out,
     with the stage that left it out: ``seeds`` (``upstream_dropped``: blacklist, threshold,
-    duplicates found while seeding), ``select`` (the pathfinder) or ``render`` (trimmed to
+    duplicates found while seeding, isolated domains), ``graph`` (``graph_dropped``: records
+    of isolated domains the walk reached), ``select`` (the pathfinder) or ``render`` (trimmed to
     bring the exact count under budget). ``signals``: what the trigger said (context.signals)."""
     trimmed = set(rendered.trimmed)
     sections = {item.record_id: item.section for item in rendered.items}
@@ -67,6 +69,7 @@ def build_explain(
         ],
         "dropped": [
             *(_dropped(item, "seeds") for item in upstream_dropped),
+            *(_dropped(item, "graph") for item in graph_dropped),
             *(_dropped(item, "select") for item in selection.dropped),
             *(_trimmed(item) for item in selection.selected if item.record_id in trimmed),
         ],

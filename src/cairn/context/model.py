@@ -84,6 +84,8 @@ class Graph:
 
     records: dict[UUID, Record]
     edges: tuple[Edge, ...] = ()
+    # Records the walk reached but left out: their domain is isolated from the trigger's.
+    isolated: tuple[UUID, ...] = ()
     _adjacency: dict[UUID, list[tuple[UUID, Edge]]] | None = field(
         init=False, repr=False, compare=False, default=None
     )
@@ -138,7 +140,8 @@ class Budget:
 class DropReason(StrEnum):
     """Why a candidate is not in the context. ``not_loaded`` (a seed whose record is missing
     from the graph, e.g. deleted in between) and ``unreachable`` (a loaded record no path
-    reaches) point at the loading stages rather than at selection."""
+    reaches) point at the loading stages rather than at selection; ``isolated_domain``: the
+    record's domain is isolated from the trigger's (context.domains)."""
 
     over_budget = "over_budget"
     max_nodes = "max_nodes"
@@ -147,6 +150,7 @@ class DropReason(StrEnum):
     below_threshold = "below_threshold"
     not_loaded = "not_loaded"
     unreachable = "unreachable"
+    isolated_domain = "isolated_domain"
 
 
 @dataclass(frozen=True, slots=True)

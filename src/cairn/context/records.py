@@ -24,6 +24,12 @@ LIVE = "(ttl IS NULL OR ttl > now())"
 NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
 
 
+def isolated_sql(alias: str) -> str:
+    """A record (``alias``) is isolated from the trigger's domain: it has domain labels and
+    every one of them is in ``:isolated`` (context.domains). Unlabelled records never are."""
+    return f"(cardinality({alias}.domains) > 0 AND {alias}.domains <@ CAST(:isolated AS text[]))"
+
+
 def to_record(row: Mapping[Any, Any]) -> Record:
     return Record(
         id=row["id"],

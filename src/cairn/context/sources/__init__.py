@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cairn.context.model import Seed
-from cairn.context.sources import always, semantic, session, trigger
+from cairn.context.sources import always, semantic, session, signals, trigger
 from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest, SeedSourceKind
 
 SOURCES: tuple[SeedSourceKind, ...] = (
     trigger.SOURCE,
     always.SOURCE,
     semantic.SOURCE,
+    signals.SOURCE,
     session.SOURCE,
 )
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import Agent
 from cairn.context.model import Seed
+from cairn.context.signals import Signals
 from cairn.context.terms import CommonWords
 from cairn.context.trigger import AssemblyTrigger
 
@@ -40,13 +41,17 @@ class SeedBatch:
 
     seeds: list[Seed]
     below_threshold: list[tuple[uuid.UUID, float]] = field(default_factory=list)
+    # Candidates the source found but left out: their domain is isolated from the trigger's.
+    isolated: list[uuid.UUID] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class SeedRequest:
     """What every source may read: the agent, the trigger and its keyword pointers and
     session tags, the blacklist, and the process's caches. ``similarity_scale`` scales the
-    agent's ``min_similarity`` (RCRT's thresholds were set on inflated cosines)."""
+    agent's ``min_similarity`` (RCRT's thresholds were set on inflated cosines); ``signals``
+    are the trigger's (context.signals). A source may leave records of ``isolated`` domains
+    out itself (and list them in its batch); the assembly drops any that remain."""
 
     session: AsyncSession
     agent: Agent
@@ -56,6 +61,9 @@ class SeedRequest:
     excluded: frozenset[str]
     common_words: CommonWords | None = None
     similarity_scale: float = 1.0
+    signals: Signals = field(default_factory=Signals)
+    # Domains isolated from the trigger's (context.domains): their records are no seeds.
+    isolated: frozenset[str] = frozenset()
 
     @property
     def owner_id(self) -> uuid.UUID:

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import SemanticSource
 from cairn.context.model import Seed
-from cairn.context.records import LIVE, NOT_EXCLUDED
+from cairn.context.records import LIVE, NOT_EXCLUDED, isolated_sql
 from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest
 from cairn.context.terms import Common, CommonWords
 from cairn.context.trigger import Probe, as_probe
@@ -56,7 +56,7 @@ class Semantic:
         return await semantic_seeds(
             request.session, request.owner_id, request.trigger.probe, scaled,
             request.pointers, request.sessions, request.excluded,
-            common_words=request.common_words,
+            common_words=request.common_words, isolated=request.isolated,
         )  # fmt: skip
 
 
@@ -73,6 +73,7 @@ async def semantic_seeds(
     excluded: frozenset[str],
     *,
     common_words: CommonWords | None = None,
+    isolated: frozenset[str] = frozenset(),
 ) -> SeedBatch:
     """Hybrid search around the trigger; ``below_threshold`` lists the best near misses
     (at most ``NEAR_MISSES``: the explanation names why the closest ones are out, not every
@@ -81,19 +82,25 @@ async def semantic_seeds(
         return SeedBatch([])
     common = await (common_words or CommonWords()).of(session, owner_id)
     rows = await _hybrid_candidates(
-        session, owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded
-    )
+        session, owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded,
+        isolated,
+    )  # fmt: skip
     seeds: list[Seed] = []
     below: list[tuple[uuid.UUID, float]] = []
-    # The query already keeps at most `limit` seeds and NEAR_MISSES misses, best first.
+    isolated_ids: list[uuid.UUID] = []
+    # The query already keeps at most `limit` seeds and NEAR_MISSES misses (and as many
+    # isolated candidates), best first.
     for row in rows:
         score = row["score"]
+        if row.get("isolated"):
+            isolated_ids.append(row["id"])
+            continue
         if score < source.min_similarity:
             below.append((row["id"], round(score, 4)))
             continue
         detail = f"similarity {row['similarity'] or 0:.3f}, lexical {row['lexical']:.2f}"
         seeds.append(Seed(row["id"], NAME, score, detail))
-    return SeedBatch(seeds, below)
+    return SeedBatch(seeds, below, isolated_ids)
 
 
 async def rank_hybrid(
@@ -123,12 +130,15 @@ async def _hybrid_candidates(
     common: Common,
     session_tags: Sequence[str],
     excluded: frozenset[str],
+    isolated: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """The filtered subset ranked exactly by the fused score. A session-scoped search scores
     every record of the session (up to ``LEXICAL_EXHAUSTIVE_ROWS``); a wider one scores the
     candidates — the vector neighbours (one pass over the subset), the records sharing an
     uncommon keyword pointer and those matching an uncommon lexeme (GIN lookups; see
-    context.terms) — and takes BM25's document frequencies from them."""
+    context.terms) — and takes BM25's document frequencies from them. Records of
+    ``isolated`` domains are ranked but kept out of the seeds and near misses; the best of
+    them come back flagged ``isolated``, for the explanation."""
     clauses = ["owner_id = :owner", "id <> :trigger", LIVE, NOT_EXCLUDED]
     # array_to_tsvector rejects empty strings (no keyword or tag pointer is ever empty).
     pointers = [p for p in pointers if p]
@@ -234,18 +244,33 @@ async def _hybrid_candidates(
                    * CASE WHEN best.top > 0 THEN fused.lexical / best.top ELSE 0 END AS score
             FROM fused CROSS JOIN best
         ),
+        {_flagged(bool(isolated))},
         kept AS (
-            (SELECT * FROM ranked WHERE score >= :min_score
+            (SELECT * FROM flagged WHERE NOT isolated AND score >= :min_score
              ORDER BY score DESC, id::text LIMIT :limit)
             UNION ALL
-            (SELECT * FROM ranked WHERE score < :min_score
+            (SELECT * FROM flagged WHERE NOT isolated AND score < :min_score
              ORDER BY score DESC, id::text LIMIT :near_misses)
+            UNION ALL
+            (SELECT * FROM flagged WHERE isolated ORDER BY score DESC, id::text LIMIT :near_misses)
         )
-        SELECT id, similarity, lexical, score FROM kept ORDER BY score DESC, id::text
+        SELECT id, similarity, lexical, score, isolated FROM kept ORDER BY score DESC, id::text
         """
     )
+    params["isolated"] = sorted(isolated)
     params.update(min_score=source.min_similarity, limit=source.limit, near_misses=NEAR_MISSES)
     rows = [dict(row) for row in (await session.execute(query, params)).mappings().all()]
     for row in rows:
         row["lexical"], row["score"] = float(row["lexical"]), float(row["score"])
     return rows
+
+
+def _flagged(isolating: bool) -> str:
+    """The ranked candidates with their ``isolated`` flag; without isolated domains the
+    labels are not even read."""
+    if not isolating:
+        return "flagged AS (SELECT ranked.*, false AS isolated FROM ranked)"
+    return (
+        "flagged AS (SELECT ranked.*, "
+        f"{isolated_sql('b')} AS isolated FROM ranked JOIN breadcrumbs b USING (id))"
+    )
