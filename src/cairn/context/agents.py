@@ -68,6 +68,9 @@ class Agent:
     # ``context_sources`` as written: a source that the fields above do not cover reads its
     # own entry (context.sources.<name>.parse).
     context_sources: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # ``domains.isolate``: when the tenant defines domains, leave out records of domains
+    # isolated from the trigger's (context.isolation). On unless the agent says false.
+    isolate_domains: bool = True
 
     @property
     def session_scoped_graph(self) -> bool:
@@ -111,6 +114,7 @@ def parse_agent(
         llm_config_id=llm_config if isinstance(llm_config, str) and llm_config else None,
         graph_scope=_graph_scope(context.get("graph")),
         context_sources=dict(sources) if isinstance(sources, Mapping) else {},
+        isolate_domains=_isolate(context.get("domains")),
     )
 
 
@@ -138,6 +142,10 @@ def _semantic(raw: Any) -> SemanticSource:
         min_similarity=float(similarity) if isinstance(similarity, int | float) else 0.0,
         scope="session" if raw.get("scope") == "session" else "global",
     )
+
+
+def _isolate(raw: Any) -> bool:
+    return not (isinstance(raw, Mapping) and raw.get("isolate") is False)
 
 
 def _graph_scope(raw: Any) -> str | None:

@@ -19,8 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn.context import sources
 from cairn.context.agents import Agent
 from cairn.context.budget import resolve_budget
+from cairn.context.domains import DomainSet
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
+from cairn.context.isolation import classify_trigger, half_life_of, isolated_domains
 from cairn.context.model import (
     TRIGGER_SOURCE,
     Budget,
@@ -31,6 +33,7 @@ from cairn.context.model import (
     Seed,
 )
 from cairn.context.pathfinder import select_within_budget
+from cairn.context.recency import with_recency
 from cairn.context.records import RecordCache, isolated_sql
 from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
 from cairn.context.signals import extract_signals
@@ -79,10 +82,12 @@ async def assemble(
     common_words: CommonWords | None = None,
     timer: Timer | None = None,
     budget_override: int | None = None,
+    domains: DomainSet | None = None,
 ) -> Assembly:
     """The assembled context for ``agent`` and the trigger (stored or a query's, see
     context.trigger). ``timer`` may already hold the phases that found the trigger;
-    ``budget_override`` (an on-demand request's ``budget``) comes before every setting."""
+    ``budget_override`` (an on-demand request's ``budget``) comes before every setting;
+    ``domains``: the tenant's, if it defines any (context.isolation)."""
     timer = timer or Timer()
     owner = agent.owner_id
     trigger = found.record
@@ -90,8 +95,13 @@ async def assemble(
     pointers = tuple(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
     sessions = tuple(sorted(trigger.session_tags))
     with timer.phase("signals"):
-        signals = extract_signals(found.text, trigger.tags, pointers, context=trigger.context)
-    isolated: frozenset[str] = frozenset()
+        domain = None if domains is None else await classify_trigger(session, domains, agent, found)
+        signals = extract_signals(
+            found.text, trigger.tags, pointers, context=trigger.context, domain=domain
+        )
+    isolated = (
+        frozenset() if domains is None or domain is None else isolated_domains(domains, domain)
+    )
     request = sources.SeedRequest(
         session, agent, found, pointers, sessions, excluded,
         common_words=common_words, similarity_scale=options.similarity_scale, signals=signals,
@@ -122,6 +132,9 @@ async def assemble(
         )
     )
     with timer.phase("select"):
+        aging = None if domains is None else half_life_of(domains)
+        if aging is not None:
+            seeds = with_recency(seeds, graph.records, aging, trigger.created_at)
         seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
         selection = select_within_budget(
             seeds, graph, blocks.cost_of(graph.records), budget.tokens,

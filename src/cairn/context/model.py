@@ -29,6 +29,7 @@ class Record:
     created_at: datetime
     updated_at: datetime
     version: int | None = None  # lets the transforms cache compiled instance hints
+    domains: tuple[str, ...] = ()  # stored domain labels (context.domains)
 
     @property
     def session_tags(self) -> frozenset[str]:

@@ -3,12 +3,14 @@
 With a :class:`RecordCache`, the query still decides which records exist, are live, are
 the owner's and are not blacklisted, and at which version; but a record already cached
 at that version comes back without its content (title, tags, context, hints), which is
-taken from the cache instead of being sent and decoded again."""
+taken from the cache instead of being sent and decoded again. Domain labels are always
+sent: the background relabel changes them without a new version."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import text
@@ -18,7 +20,8 @@ from cairn.context.model import Record
 from cairn.transforms.cache import LRU
 
 COLUMNS = (
-    "id, owner_id, schema_name, title, tags, context, llm_hints, created_at, updated_at, version"
+    "id, owner_id, schema_name, title, tags, context, llm_hints, created_at, updated_at, version,"
+    " domains"
 )
 LIVE = "(ttl IS NULL OR ttl > now())"
 NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
@@ -42,6 +45,7 @@ def to_record(row: Mapping[Any, Any]) -> Record:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         version=row["version"],
+        domains=tuple(row["domains"]),
     )
 
 
@@ -116,7 +120,7 @@ async def load_records_cached(
     wanted = list(set(ids))
     known = cache.known(wanted)
     query = text(
-        "SELECT b.id, b.owner_id, b.schema_name, b.created_at, b.updated_at, b.version,"
+        "SELECT b.id, b.owner_id, b.schema_name, b.created_at, b.updated_at, b.version, b.domains,"
         f" k.version IS NOT NULL AS cached, {_CACHED_COLUMNS}"
         " FROM breadcrumbs b LEFT JOIN unnest(CAST(:known_ids AS uuid[]),"
         " CAST(:known_versions AS int[])) AS k(id, version)"
@@ -138,6 +142,9 @@ async def load_records_cached(
         elif (record := cache.get(row["id"], row["version"])) is None:
             stale.append(row["id"])  # evicted or replaced since `known`: load it in full
             continue
+        elif record.domains != tuple(row["domains"]):  # relabelled at the same version
+            record = replace(record, domains=tuple(row["domains"]))
+            cache.put(record)
         records[record.id] = record
     if stale:
         records.update(await load_records(session, owner_id, stale, excluded))
