@@ -171,6 +171,7 @@ def test_an_answer_is_scored_from_explain_and_the_text_without_its_trigger() -> 
     )
     assert score.domain_correct and score.isolating
     assert (score.context_tokens, score.off_domain_tokens, score.foreign_tokens) == (200, 50, 10)
+    assert score.off_domain_keys == ("a1", "p1")
     assert (score.evidence_found, score.evidence_total) == (1, 2)
     assert (score.contain_hits, score.contain_total) == (2, 2)
     assert score.violations == ("LoRA",)  # "anime" is only in the trigger section
@@ -223,9 +224,9 @@ def test_the_report_has_a_table_per_split_and_the_target_verdict() -> None:
         )
         for isolate in (1, 0)
     ]
-    labels = label_summary(corpus, {})
-    text = markdown(build_report(scores, ["dev"], labels, {"budgets": [500]}))
+    text = markdown(build_report(scores, ["dev"], corpus, {"t1": ["technical"]}, {}))
     assert "### Split `dev` (1 queries): isolation on vs off" in text
     assert "| off-domain tokens (% of context tokens) | 0.0 | 10.0 |" in text
     assert "- dev, 500 tokens: 0.0%: met" in text
     assert "| technical (1) | 0.0 / 50.0 | 10.0 / 50.0 |" in text
+    assert "### Off-domain records in contexts with isolation on\n\n- none" in text

@@ -46,7 +46,6 @@ from isolation_report import build_report, markdown  # noqa: E402
 from isolation_score import (  # noqa: E402
     FeatureMissing,
     QueryScore,
-    label_summary,
     score_answer,
     trigger_domain,
 )
@@ -253,7 +252,7 @@ async def measure(url: str, args: argparse.Namespace, corpus: Corpus) -> dict[st
         "command": " ".join(sys.argv),
     }
     splits = ["dev", "test"] if args.split == "all" else [args.split]
-    report = build_report(scores, splits, label_summary(corpus, labels), config)
+    report = build_report(scores, splits, corpus, labels, config)
     return report | {"timings": {k: round(v, 1) for k, v in seconds.items()}}
 
 

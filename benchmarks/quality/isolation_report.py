@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from isolation_corpus import Corpus
 from isolation_score import (
     TARGET_OFF_DOMAIN_SHARE,
     QueryScore,
     as_rows,
     build_tables,
     by_expected_domain,
+    label_summary,
 )
 
 MEASURES = (
@@ -30,15 +32,18 @@ MEASURES = (
 def build_report(
     scores: list[QueryScore],
     splits: list[str],
-    labels: dict[str, dict[str, int]],
+    corpus: Corpus,
+    record_labels: dict[str, list[str]],
     config: dict[str, Any],
 ) -> dict[str, Any]:
-    """The JSON report: the tables by split and by expected domain, labels, every answer."""
+    """The JSON report: the tables by split and by expected domain, the records' labels
+    (key → labels, and summed up by true domain), every answer."""
     return {
         "config": config,
         "tables": build_tables(scores, splits),
         "by_expected_domain": by_expected_domain(scores),
-        "labels": labels,
+        "labels": label_summary(corpus, record_labels),
+        "record_labels": record_labels,
         "queries": as_rows(scores),
     }
 
@@ -51,6 +56,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines += _domain_lines(report["by_expected_domain"])
     lines += _label_lines(report["labels"])
     lines += _misclassified_lines(report["queries"])
+    lines += _leak_lines(report["queries"], report["record_labels"])
     lines += ["### Setup", "", f"- config: {report['config']}"]
     lines.append(f"- run (s): {report.get('timings')}")
     return "\n".join([*lines, ""])
@@ -121,3 +127,18 @@ def _misclassified_lines(rows: list[dict[str, Any]]) -> list[str]:
         for r in seen.values()
     ] or ["- none"]
     return [*lines, ""]
+
+
+def _leak_lines(rows: list[dict[str, Any]], labels: dict[str, list[str]]) -> list[str]:
+    """Which records of isolated domains stayed in with isolation on, and their labels (an
+    unlabelled record is never isolated; a trigger below min_confidence isolates nothing)."""
+    lines = ["### Off-domain records in contexts with isolation on", ""]
+    for r in rows:
+        if r["isolate"] and r["off_domain_keys"]:
+            found = ", ".join(
+                f"{k} {labels.get(k) or '(unlabelled)'}" for k in r["off_domain_keys"]
+            )
+            state = "isolating" if r["isolating"] else "not isolating"
+            where = f"{r['split']} `{r['query_id']}` @ {r['budget']}"
+            lines.append(f"- {where} ({r['domain']}, {state}): {found}")
+    return [*lines, "- none"] if len(lines) == 2 else [*lines, ""]

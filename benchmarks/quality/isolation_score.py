@@ -39,6 +39,7 @@ class QueryScore:
     isolating: bool  # the server judged the classification confident enough to isolate
     context_tokens: int  # of the selected records (the trigger's own block not counted)
     off_domain_tokens: int  # of records whose true domain is isolated from the expected one
+    off_domain_keys: tuple[str, ...]  # those records
     foreign_tokens: int  # of records not in the corpus (bootstrap knowledge, other runs)
     evidence_found: int
     evidence_total: int
@@ -99,6 +100,12 @@ def score_answer(
         isolating=bool(domain.get("isolating")),
         context_tokens=sum(tokens.values()),
         off_domain_tokens=tokens["off"],
+        off_domain_keys=tuple(
+            key
+            for key in keys
+            if key is not None
+            and corpus.domains.isolated(query.expected_domain, corpus.by_key[key].domain)
+        ),
         foreign_tokens=tokens["foreign"],
         evidence_found=sum(key in keys for key in query.evidence),
         evidence_total=len(query.evidence),
