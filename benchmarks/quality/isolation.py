@@ -142,20 +142,14 @@ async def probe_classification(http: httpx.AsyncClient, query: Query, budget: in
 
 
 async def post_records(client: CairnClient, corpus: Corpus, run_tag: str) -> dict[str, str]:
-    """key → record id."""
+    """key → record id. One at a time in corpus order, so creation times and the temporal
+    edges that follow them are the same in every run."""
     now = datetime.now(UTC)
-    slots = asyncio.Semaphore(FETCH_CONCURRENCY)
-
-    async def post(record: Any) -> tuple[str, str]:
-        async with slots:
-            return record.key, await client.create(record.body(now, run_tag))
-
+    ids: dict[str, str] = {}
     with Progress() as progress:
         task = progress.add_task("posting records", total=len(corpus.records))
-        ids: dict[str, str] = {}
-        for done in asyncio.as_completed([post(r) for r in corpus.records]):
-            key, record_id = await done
-            ids[key] = record_id
+        for record in corpus.records:
+            ids[record.key] = await client.create(record.body(now, run_tag))
             progress.advance(task)
     return ids
 
