@@ -10,8 +10,13 @@ from typing import Any
 
 import pytest
 
+from cairn.context.agents import AGENT_SCHEMA
+from cairn.context.definitions import check_definition
+from cairn.context.domains import DOMAINS_SCHEMA
+
 # The benchmark's modules import each other as top-level modules.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "quality"))
+from isolation import inline_agent
 from isolation_corpus import (
     MIN_QUERIES,
     MIN_RECORDS,
@@ -61,6 +66,12 @@ def test_the_corpus_is_fit_to_measure_with(corpus: Corpus) -> None:
         assert query.expected_domain == case["expected_domain"]
         assert list(query.should_contain) == case["should_contain"]
         assert list(query.should_not_contain) == case["should_not_contain"]
+
+
+def test_the_definition_is_one_the_server_accepts(corpus: Corpus) -> None:
+    check_definition(DOMAINS_SCHEMA, corpus.domains.definition)  # raises 422 otherwise
+    agent = {"agent_id": "bench", "context_trigger": {}, **inline_agent(True)}
+    check_definition(AGENT_SCHEMA, agent)
 
 
 def test_both_splits_cover_every_domain_that_isolates(corpus: Corpus) -> None:
