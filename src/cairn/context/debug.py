@@ -23,7 +23,7 @@ KINDS = (
     ("Code references", "code.reference."),
 )
 HANDOFF_SCHEMAS = ("task.handoff.",)
-STAGES = ("seeds", "select", "render")
+STAGES = ("seeds", "graph", "select", "render")
 
 
 def render_debug(context: Mapping[str, Any]) -> str:
