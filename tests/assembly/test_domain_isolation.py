@@ -151,3 +151,20 @@ async def test_in_a_time_sensitive_domain_an_older_record_counts_for_less(
     assert "recency x0.25" in seeds[str(old)]["detail"]  # two half-lives
     assert "recency x1.000: 0.0 days old" in seeds[str(new)]["detail"]
     assert seeds[str(old)]["score"] == pytest.approx(seeds[str(new)]["score"] * 0.25, abs=0.01)
+
+
+async def test_a_query_is_classified_by_its_own_words(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    """Not by the ``Query``/``query:`` wrapping it is embedded in: a tenant whose
+    technical domain lists "query" must not see every question as technical."""
+    definition = {
+        "domains": [
+            {"name": "technical", "triggers": ["query", "index"]},
+            {"name": "personal", "triggers": ["birthday"]},
+        ]
+    }
+    await post(client, schema_name="context.domains.v1", title="domains", context=definition)
+    explain = (await ask(client, "When is the birthday party?", agent()))["explain"]
+    assert explain["signals"]["domain"]["name"] == "personal"
+    assert explain["signals"]["domain"]["scores"]["technical"] == 0.0
