@@ -131,4 +131,4 @@ def block_of(view: dict[str, Any]) -> str:
         title=view["title"], tags=tuple(view["tags"]), context=view["context"],
         llm_hints=None, created_at=now, updated_at=now,
     )  # fmt: skip
-    return item_block(record, lambda _: body, compact=source == "none")
+    return item_block(record, lambda _: body)

@@ -1,5 +1,5 @@
 """Through the builder: a record whose schema has no hints is rendered compactly, one with
-hints exactly as before, and no block cached before the compact rendering is served."""
+hints as its hints render it, and no block cached before the compact rendering is served."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ async def _world(client: httpx.AsyncClient) -> dict[str, Any]:
     ]
     await post_agent(client, agent_id, f"ask:{key}", {"always": always}, 2000)
     ids = {
-        f"{kind}_id": await post(client, schema_name=name, title="Ada", tags=[], context=TURN)
-        for kind, name in (("hinted", hinted), ("plain", plain))
+        f"{kind}_id": await post(client, schema_name=name, title=title, tags=[], context=TURN)
+        for kind, name, title in (("hinted", hinted, "Launch news"), ("plain", plain, "Ada"))
     }
     trigger = await post(
         client, schema_name="user.message.v1", title="ask", tags=[f"ask:{key}"],
@@ -45,7 +45,7 @@ async def _assembled(client: httpx.AsyncClient, world: dict[str, Any]) -> str:
     return str(response.json()["context"]["formatted_context"])
 
 
-async def test_a_record_without_hints_is_compact_and_a_hinted_one_unchanged(
+async def test_a_record_without_hints_is_compact_and_a_hinted_one_as_its_hints_say(
     client: httpx.AsyncClient,
 ) -> None:
     world = await _world(client)
@@ -54,7 +54,7 @@ async def test_a_record_without_hints_is_compact_and_a_hinted_one_unchanged(
     plain = f"⟦item · {world['plain']}⟧\ndate: 1 May 2024 · speaker: Ada\nThe launch moved.\n"
     assert plain in text
     hinted = (
-        f"⟦item · {world['hinted']} · Ada⟧\n"
+        f"⟦item · {world['hinted']} · Launch news⟧\n"
         "date: 1 May 2024\nmood: null\ntext: The launch moved.\nspeaker: Ada\n"
     )
     assert hinted in text

@@ -185,20 +185,13 @@ class ContextBuilder:
             key = (BLOCK_FORMAT, record.id, record.version, hints)
             keys[record.id] = None if hints is None else key
         texts: dict[uuid.UUID, str] = {}
-        compact: set[uuid.UUID] = set()  # filled below, read when a block is rendered
         blocks = ItemBlocks(
-            lambda record: texts.get(record.id, ""),
-            self.counter,
-            cache=self.blocks,
-            keys=keys,
-            compact=compact,
+            lambda record: texts.get(record.id, ""), self.counter, cache=self.blocks, keys=keys
         )
         missing = [rows[record.id] for record in records if not blocks.cached(record.id)]
         views = await self.transforms.render_resolved(missing, definitions)
         for row, view in zip(missing, views, strict=True):
             texts[row["id"]] = body_text(view.context, view.source, view.replaced)
-            if view.source == "none":
-                compact.add(row["id"])
             if view.error:  # a fallback (e.g. over its time budget) may render next time
                 keys[row["id"]] = None
         return blocks

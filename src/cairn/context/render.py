@@ -17,9 +17,9 @@ pre-tokenizers (o200k, cl100k) never merge across, so the token count of the who
 the sum of its blocks' counts; the exact count of the final text is checked all the same,
 and the lowest-priority items are trimmed if it were over.
 
-A record rendered compactly (no hints: see ``breadcrumbs.text.compact_text``) has no title
-in its header when the title says nothing the block does not: the body contains it, or it
-only repeats the schema's name (``User Message`` on a ``user.message.v1``)::
+A header has no title when the title says nothing the block does not: the body contains
+it, or it only repeats the schema's name (``User Message`` on a ``user.message.v1``). A
+record without hints is rendered compactly (see ``breadcrumbs.text.compact_text``)::
 
     ⟦item · locomo.turn.v1⟧
     speaker: Caroline · date: 8 May 2023
@@ -29,7 +29,7 @@ only repeats the schema's name (``User Message`` on a ``user.message.v1``)::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from uuid import UUID
 
 from cairn.context.model import (
@@ -52,7 +52,7 @@ _WORD = re.compile(r"[^\W_]+")
 _VERSION = re.compile(r"v\d+")
 # Part of every cached block's key: bump it when a block's rendering changes, so a block
 # rendered the old way is never served (the cache lives as long as the process).
-BLOCK_FORMAT = 2
+BLOCK_FORMAT = 3
 MAX_TITLE_CHARS = 200
 HISTORY_SCHEMAS = ("user.message.", "agent.response.", "tool.response.")
 TOOL_SCHEMAS = ("tool.",)
@@ -82,11 +82,11 @@ def item_header(record: Record, *, titled: bool = True) -> str:
     return f"{OPEN}{label}{CLOSE}\n"
 
 
-def item_block(record: Record, render_item: RenderItem, *, compact: bool = False) -> str:
-    """The record's header and rendered body, neutralised, ending with one newline.
-    ``compact``: the header drops a title that adds nothing to the body."""
+def item_block(record: Record, render_item: RenderItem) -> str:
+    """The record's header and rendered body, neutralised, ending with one newline; the
+    header drops a title that adds nothing to the body."""
     body = neutralise(render_item(record)).rstrip()
-    titled = not compact or not title_is_redundant(record, body)
+    titled = not title_is_redundant(record, body)
     return item_header(record, titled=titled) + (f"{body}\n" if body else "")
 
 
@@ -132,10 +132,8 @@ class ItemBlocks:
         *,
         cache: LRU[Hashable, tuple[str, int]] | None = None,
         keys: Mapping[UUID, Hashable | None] | None = None,
-        compact: Container[UUID] = frozenset(),
     ) -> None:
         self._render_item = render_item
-        self._compact = compact
         self._counter = counter
         self._cache = cache
         self._keys = keys or {}
@@ -154,9 +152,7 @@ class ItemBlocks:
     def text(self, record: Record) -> str:
         text = self._texts.get(record.id)
         if text is None:
-            compact = record.id in self._compact
-            text = item_block(record, self._render_item, compact=compact)
-            self._texts[record.id] = text
+            text = self._texts[record.id] = item_block(record, self._render_item)
         return text
 
     def tokens(self, record: Record) -> int:
