@@ -13,6 +13,7 @@ import httpx
 from dataset import Turn
 
 TURN_SCHEMA = "user.message.v1"  # bootstrap hints render it as "Speaker (date): text"
+PLAIN_TURN_SCHEMA = "locomo.turn.v1"  # no definition, no hints: rendered compactly
 QUESTION_SCHEMA = "locomo.question.v1"
 WORKER_METRIC = re.compile(
     r"^cairn_consumer_messages_total\{consumer=\"cairn-worker\",[^}]*\} ([0-9.e+]+)$", re.M
@@ -30,6 +31,7 @@ class AgentSpec:
     semantic_limit: int = 100
     min_similarity: float = 0.2
     session_limit: int = 0
+    turn_schema: str = TURN_SCHEMA  # PLAIN_TURN_SCHEMA: the turns have no hints
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,19 +44,21 @@ class Answered:
     embedding: list[float]  # the question's, as the server computed it
 
 
-def turn_body(turn: Turn, session_tag: str) -> dict[str, Any]:
+def turn_body(turn: Turn, session_tag: str, schema: str = TURN_SCHEMA) -> dict[str, Any]:
+    """A turn as a record: the hinted schema's fields, or plain speaker, date and text."""
+    when = "timestamp" if schema == TURN_SCHEMA else "date"
     return {
-        "schema_name": TURN_SCHEMA,
+        "schema_name": schema,
         "title": turn.speaker,
         "tags": [session_tag, f"speaker:{turn.speaker.lower()}"],
-        "context": {"speaker": turn.speaker, "timestamp": turn.date, "text": turn.content},
+        "context": {"speaker": turn.speaker, when: turn.date, "text": turn.content},
     }
 
 
 def agent_body(agent_id: str, budget: int, run_tag: str, spec: AgentSpec) -> dict[str, Any]:
     semantic = {
         "enabled": True,
-        "schemas": [TURN_SCHEMA],
+        "schemas": [spec.turn_schema],
         "limit": spec.semantic_limit,
         "min_similarity": spec.min_similarity,
         "scope": "session",
@@ -81,10 +85,13 @@ class CairnClient:
         response.raise_for_status()
         return str(response.json()["id"])
 
-    async def post_turns(self, turns: tuple[Turn, ...], session_tag: str) -> dict[str, str]:
+    async def post_turns(
+        self, turns: tuple[Turn, ...], session_tag: str, schema: str = TURN_SCHEMA
+    ) -> dict[str, str]:
         """dia_id → record id. One at a time, so creation order is conversation order (the
         temporal edges follow it); conversations are posted concurrently with each other."""
-        return {turn.dia_id: await self.create(turn_body(turn, session_tag)) for turn in turns}
+        bodies = {turn.dia_id: turn_body(turn, session_tag, schema) for turn in turns}
+        return {dia_id: await self.create(body) for dia_id, body in bodies.items()}
 
     async def worker_messages(self) -> float:
         response = await self.http.get("/metrics")

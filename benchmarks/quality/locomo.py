@@ -2,7 +2,7 @@
 baselines packed into the same token budgets.
 
     .venv/bin/python benchmarks/quality/locomo.py [--conversations 26 30 ...]
-        [--budgets 500 1000 2000 4000] [--limit-questions N] [--url URL]
+        [--budgets 500 1000 2000 4000] [--limit-questions N] [--url URL] [--no-hints]
 
 Starts a real `cairn up` in a fresh data directory (or uses ``--url``). Every turn of each
 conversation becomes a ``user.message.v1`` breadcrumb in the conversation's session; one
@@ -10,7 +10,9 @@ conversation becomes a ``user.message.v1`` breadcrumb in the conversation's sess
 session (semantic sources scoped to the session). Each question is posted, every agent's
 ``agent.context.v1`` is read back, and the question is deleted again. A question's recall
 is the share of its evidence turns whose rendered block is in ``formatted_context``
-(categories 1-4). The baselines (recency, dense top-k, BM25, RRF of dense + BM25) rank
+(categories 1-4). With ``--no-hints`` the turns are ``locomo.turn.v1`` records instead, a
+schema with no definition (speaker, date and text in plain fields), rendered compactly. The
+baselines (recency, dense top-k, BM25, RRF of dense + BM25) rank
 the same turns and pack them with the same blocks, tokenizer and reserved headers.
 """
 
@@ -37,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 import httpx  # noqa: E402
-from client import AgentSpec, CairnClient  # noqa: E402
+from client import PLAIN_TURN_SCHEMA, TURN_SCHEMA, AgentSpec, CairnClient  # noqa: E402
 from dataset import load_conversation  # noqa: E402
 from report import build_report, markdown  # noqa: E402
 from runner import ask_all, prepare  # noqa: E402
@@ -61,6 +63,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--semantic-limit", type=int, default=DEFAULT_AGENT.semantic_limit)
     parser.add_argument("--min-similarity", type=float, default=DEFAULT_AGENT.min_similarity)
     parser.add_argument("--session-limit", type=int, default=DEFAULT_AGENT.session_limit)
+    parser.add_argument(
+        "--no-hints",
+        action="store_true",
+        help=f"post the turns as {PLAIN_TURN_SCHEMA} (no schema definition, no hints)",
+    )
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
     parser.add_argument("--out", type=Path, default=RESULTS / "locomo")
     parser.add_argument(
@@ -91,7 +98,8 @@ def cairn(url: str | None) -> Iterator[str]:
 async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> dict[str, Any]:
     source = source_state()  # the code the server runs: what src/ held when it started
     conversations = [load_conversation(args.fixtures / f"{c}.json") for c in args.conversations]
-    spec = AgentSpec(args.semantic_limit, args.min_similarity, args.session_limit)
+    schema = PLAIN_TURN_SCHEMA if args.no_hints else TURN_SCHEMA
+    spec = AgentSpec(args.semantic_limit, args.min_similarity, args.session_limit, schema)
     limits = httpx.Limits(max_connections=32)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         client = CairnClient(http)

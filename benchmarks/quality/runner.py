@@ -14,7 +14,7 @@ from baselines import Corpus
 from client import AgentSpec, Answered, CairnClient, agent_body
 from dataset import Conversation, Question
 
-from cairn.breadcrumbs.text import context_as_text, transformed_as_text
+from cairn.breadcrumbs.text import body_text
 from cairn.context.model import Record
 from cairn.context.render import item_block
 from cairn.context.tokens import TokenCounter
@@ -64,7 +64,10 @@ async def prepare(
     started = time.perf_counter()
     tags = [f"session:locomo-{run_id}-{c.conv_id}" for c in conversations]
     ids = await asyncio.gather(
-        *(client.post_turns(c.turns, tag) for c, tag in zip(conversations, tags, strict=True))
+        *(
+            client.post_turns(c.turns, tag, spec.turn_schema)
+            for c, tag in zip(conversations, tags, strict=True)
+        )
     )
     posted = time.perf_counter()
     await client.wait_for_worker(before + len(agents) + sum(len(c.turns) for c in conversations))
@@ -116,10 +119,12 @@ async def _corpus(client: CairnClient, record_ids: list[str], counter: TokenCoun
 
 
 def block_of(view: dict[str, Any]) -> str:
-    """A record's block as the context builder renders it (header, then the hinted view)."""
+    """A record's block as the context builder renders it (header, then the hinted view, or
+    the compact rendering of a record without hints)."""
     transform = view.get("transform") or {}
-    replaced = bool(transform.get("applied")) and transform.get("source") != "none"
-    body = transformed_as_text(view["context"]) if replaced else context_as_text(view["context"])
+    source = transform.get("source", "none")
+    replaced = bool(transform.get("applied")) and source != "none"
+    body = body_text(view["context"], source, replaced)
     now = datetime.now(UTC)
     record = Record(
         id=uuid.UUID(view["id"]), owner_id=uuid.UUID(int=0), schema_name=view["schema_name"],

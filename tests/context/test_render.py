@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.context.helpers import EPOCH, graph, record, render_plain, rid
 
+from cairn.breadcrumbs.text import compact_text, context_as_text
 from cairn.context import (
     SECTION_ORDER,
     EdgeType,
@@ -27,7 +28,7 @@ from cairn.context import (
     section_of,
     select_within_budget,
 )
-from cairn.context.render import section_header
+from cairn.context.render import item_block, section_header
 
 TRIGGER_SESSION = ("user:message", "session:s1")
 
@@ -279,3 +280,68 @@ def test_cached_blocks_are_neither_rendered_nor_counted_again(counter: TokenCoun
 
     moved = ItemBlocks(lambda r: "beta", counter, cache=cache, keys={first.id: ("k", 2)})
     assert not moved.cached(first.id) and moved.text(first).endswith("beta\n")
+
+
+TURN = {"speaker": "Caroline", "date": "8 May 2023", "mood": None, "text": "I went hiking."}
+
+
+def compact_body(r: Record) -> str:
+    return compact_text(r.context)
+
+
+def test_a_header_drops_a_title_the_body_contains() -> None:
+    turn = record(1, schema_name="locomo.turn.v1", title="Caroline", context=TURN)
+    assert item_block(turn, compact_body) == (
+        "⟦item · locomo.turn.v1⟧\nspeaker: Caroline · date: 8 May 2023\nI went hiking.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("schema", "title"),
+    [("user.message.v1", "User Message"), ("agent.response.v2", "agent response"),
+     ("locomo.question.v1", "Question"), ("note.v1", ""), ("note.v1", " — ")],
+)  # fmt: skip
+def test_a_header_drops_a_title_that_only_names_the_schema(schema: str, title: str) -> None:
+    message = record(1, schema_name=schema, title=title, context={"content": "hello there"})
+    assert item_block(message, compact_body) == f"⟦item · {schema}⟧\nhello there\n"
+
+
+@pytest.mark.parametrize("title", ["Deploy notes", "Carol", "Message from Caroline", "date 9 May"])
+def test_a_header_keeps_a_title_that_adds_something(title: str) -> None:
+    turn = record(1, schema_name="user.message.v1", title=title, context=TURN)
+    assert item_block(turn, compact_body).startswith(f"⟦item · user.message.v1 · {title}⟧\n")
+
+
+def test_a_hinted_record_keeps_its_body_as_its_hints_rendered_it() -> None:
+    turn = record(1, schema_name="user.message.v1", title="Hiking trip", context=TURN)
+    assert item_block(turn, lambda r: context_as_text(r.context)) == (
+        "⟦item · user.message.v1 · Hiking trip⟧\n"
+        "speaker: Caroline\ndate: 8 May 2023\nmood: null\ntext: I went hiking.\n"
+    )
+    # As the bootstrap hints render a message: the speaker is in the body, not twice.
+    said = record(2, schema_name="user.message.v1", title="Caroline", context=TURN)
+    assert item_block(said, lambda r: "Caroline (8 May 2023): I went hiking.") == (
+        "⟦item · user.message.v1⟧\nCaroline (8 May 2023): I went hiking.\n"
+    )
+
+
+def test_a_record_without_hints_costs_fewer_tokens(counter: TokenCounter) -> None:
+    turn = record(1, schema_name="locomo.turn.v1", title="Caroline", context=TURN)
+    compact = ItemBlocks(compact_body, counter)
+    lines = ItemBlocks(lambda r: context_as_text(r.context), counter)
+    assert compact.text(turn) == item_block(turn, compact_body)
+    assert compact.tokens(turn) < lines.tokens(turn)
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+def test_a_compact_block_cannot_forge_a_delimiter(payload: str, counter: TokenCounter) -> None:
+    records = {
+        rid(1): record(1, title=payload, context={"text": payload}, tags=TRIGGER_SESSION),
+        rid(2): record(2, schema_name=payload, title="x" + payload, context={"a": payload}),
+        rid(3): record(3, title=payload[::-1], context={"speaker": payload, "text": "t"}),
+    }
+    result = assemble_text(selection_of(1, 2, 3, trigger=1), records, compact_body, counter, 10_000)
+    delimiters = [line for line in result.text.split("\n") if "⟦" in line or "⟧" in line]
+    assert len(delimiters) == 2 + 3
+    assert all(re.fullmatch(r"⟦[^⟦⟧\n]*⟧", line) for line in delimiters)
+    assert "〚" not in result.text and "〛" not in result.text

@@ -1,14 +1,20 @@
-"""The text a breadcrumb is embedded and keyword-indexed by (``llm_text``).
+"""A record's context as text: what it is embedded and keyword-indexed by (``llm_text``),
+and the body of its block in ``formatted_context``.
 
-Title, description and the context *as an LLM sees it* (after its ``llm_hints``) rendered
-as ``path: value`` lines — never the title alone, which is what made every RCRT chat
-message embed as "User Message". Text a transform produced (``formatted: "User: hi"``) is
-taken as it is, without its key.
+``llm_text``: title, description and the context *as an LLM sees it* (after its
+``llm_hints``) rendered as ``path: value`` lines — never the title alone, which is what made
+every RCRT chat message embed as "User Message". Text a transform produced (``formatted:
+"User: hi"``) is taken as it is, without its key.
+
+A block's body is the same text, except for a record nobody wrote hints for: its context is
+rendered compactly (:func:`compact_text`), so the budget goes to content rather than to
+field names, empty fields and one line per short value. ``llm_text`` keeps the ``path:
+value`` form whatever the block looks like: changing it would move retrieval.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 # The model reads at most 256 tokens; keep a generous margin for keyword extraction.
 MAX_LLM_TEXT_CHARS = 8000
@@ -70,3 +76,68 @@ def build_llm_text(
     if body:
         parts.append(body)
     return "\n".join(parts)[:MAX_LLM_TEXT_CHARS]
+
+
+# Keys whose value is the record's content: the first one present is shown without its name.
+CONTENT_KEYS = ("text", "content", "message", "body", "summary")
+# A ``path: value`` line at most this long joins the other short ones on one line.
+MAX_SHORT_LINE = 60
+SHORT_SEPARATOR = " · "
+
+
+def compact_text(context: Any, *, limit: int = MAX_LLM_TEXT_CHARS) -> str:
+    """A context without hints as a reader needs it: no empty field (null, "", [], {}); a
+    context of one text field is that text; the first content key (``text``, ``content``,
+    ...) is unlabelled; short ``path: value`` lines share the first line, joined by " · "
+    (``speaker: Caroline · date: 8 May 2023``); longer ones follow in order."""
+    pruned = _pruned(context)
+    only = _only_leaf(pruned)
+    if isinstance(only, str):
+        return only[:limit]
+    if not isinstance(pruned, dict):
+        return "" if pruned is None else "\n".join(_lines(pruned, ""))[:limit]
+    content = next((k for k in CONTENT_KEYS if isinstance(pruned.get(k), str)), None)
+    short: list[str] = []
+    rest: list[str] = []
+    for key, value in pruned.items():
+        if key == content:
+            rest.append(value)
+            continue
+        for line in _lines(value, str(key)):
+            (short if _is_short(line) else rest).append(line)
+    head = [SHORT_SEPARATOR.join(short)] if short else []
+    return "\n".join(head + rest)[:limit]
+
+
+def body_text(
+    context: dict[str, Any], source: Literal["instance", "schema", "none"], replaced: bool
+) -> str:
+    """A record's block body, from its context as its hints (``source``) left it."""
+    if source == "none":
+        return compact_text(context)
+    return transformed_as_text(context) if replaced else context_as_text(context)
+
+
+def _pruned(value: Any) -> Any:
+    """``value`` without empty fields or list items, recursively (None when nothing is left):
+    a blank field tells a reader nothing and costs tokens."""
+    if isinstance(value, dict):
+        kept = {k: v for k, v in ((k, _pruned(v)) for k, v in value.items()) if v is not None}
+        return kept or None
+    if isinstance(value, list):
+        items = [v for v in (_pruned(item) for item in value) if v is not None]
+        return items or None
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return value
+
+
+def _only_leaf(value: Any) -> Any:
+    """The only scalar inside nested one-field dicts (``{"a": {"text": "hi"}}``), or None."""
+    while isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    return None if isinstance(value, dict | list) else value
+
+
+def _is_short(line: str) -> bool:
+    return len(line) <= MAX_SHORT_LINE and "\n" not in line

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
-from cairn.breadcrumbs.text import context_as_text, transformed_as_text
+from cairn.breadcrumbs.text import body_text
 from cairn.config import Limits, Settings
 from cairn.context.agents import CONTEXT_SCHEMA, Agent
 from cairn.context.answers import AnswerCache
@@ -24,7 +24,7 @@ from cairn.context.domain_store import load_domains
 from cairn.context.explain import Timer
 from cairn.context.model import Record
 from cairn.context.records import RecordCache
-from cairn.context.render import ItemBlocks
+from cairn.context.render import BLOCK_FORMAT, ItemBlocks
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.context.trigger import AssemblyTrigger, stored_trigger
@@ -50,7 +50,7 @@ class ContextBuilder:
     options: AssemblyOptions
     embedder: Embedder
     limits: Limits
-    # Rendered blocks and their token counts by (record id, version, hints), across
+    # Rendered blocks and their token counts by (format, record id, version, hints), across
     # assemblies: records around a session's triggers recur in most of its assemblies.
     blocks: LRU[Hashable, tuple[str, int]] = field(default_factory=lambda: LRU(BLOCK_CACHE_SIZE))
     # Records by id and version, so the graph stage does not fetch and decode them again.
@@ -175,16 +175,17 @@ class ContextBuilder:
     async def item_blocks(
         self, session: AsyncSession, owner_id: uuid.UUID, records: list[Record]
     ) -> ItemBlocks:
-        """Every record's block as its hints render it: from the block cache when the record
-        was rendered before at this version with the same hints, else rendered now, all in
-        one batch (no I/O per record)."""
+        """Every record's block as its hints render it (compactly when it has none): from
+        the block cache when the record was rendered before at this version with the same
+        hints, else rendered now, all in one batch (no I/O per record)."""
         rows = {record.id: _as_row(record) for record in records}
         definitions = await self.transforms.definitions_for(session, owner_id, rows.values())
         keys: dict[uuid.UUID, Hashable | None] = {}
         for record in records:
             definition = definitions.get(record.schema_name or "")
             hints = self.transforms.render_key(rows[record.id], definition)
-            keys[record.id] = None if hints is None else (record.id, record.version, hints)
+            key = (BLOCK_FORMAT, record.id, record.version, hints)
+            keys[record.id] = None if hints is None else key
         texts: dict[uuid.UUID, str] = {}
         blocks = ItemBlocks(
             lambda record: texts.get(record.id, ""), self.counter, cache=self.blocks, keys=keys
@@ -192,8 +193,7 @@ class ContextBuilder:
         missing = [rows[record.id] for record in records if not blocks.cached(record.id)]
         views = await self.transforms.render_resolved(missing, definitions)
         for row, view in zip(missing, views, strict=True):
-            as_text = transformed_as_text if view.replaced else context_as_text
-            texts[row["id"]] = as_text(view.context)
+            texts[row["id"]] = body_text(view.context, view.source, view.replaced)
             if view.error:  # a fallback (e.g. over its time budget) may render next time
                 keys[row["id"]] = None
         return blocks

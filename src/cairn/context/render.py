@@ -16,6 +16,14 @@ Every block ends with one newline and the next starts with ``⟦``, a boundary t
 pre-tokenizers (o200k, cl100k) never merge across, so the token count of the whole text is
 the sum of its blocks' counts; the exact count of the final text is checked all the same,
 and the lowest-priority items are trimmed if it were over.
+
+A header has no title when the title says nothing the block does not: the body contains
+it, or it only repeats the schema's name (``User Message`` on a ``user.message.v1``). A
+record without hints is rendered compactly (see ``breadcrumbs.text.compact_text``)::
+
+    ⟦item · locomo.turn.v1⟧
+    speaker: Caroline · date: 8 May 2023
+    I went to a LGBTQ support group yesterday.
 """
 
 from __future__ import annotations
@@ -40,6 +48,11 @@ RenderItem = Callable[[Record], str]
 OPEN, CLOSE = "⟦", "⟧"
 _NEUTRALISE = str.maketrans({OPEN: "[", CLOSE: "]", "〚": "[", "〛": "]"})
 _FORGEABLE = re.compile("[⟦⟧〚〛]")
+_WORD = re.compile(r"[^\W_]+")
+_VERSION = re.compile(r"v\d+")
+# Part of every cached block's key: bump it when a block's rendering changes, so a block
+# rendered the old way is never served (the cache lives as long as the process).
+BLOCK_FORMAT = 3
 MAX_TITLE_CHARS = 200
 HISTORY_SCHEMAS = ("user.message.", "agent.response.", "tool.response.")
 TOOL_SCHEMAS = ("tool.",)
@@ -62,17 +75,35 @@ def section_header(section: Section) -> str:
     return f"{OPEN}section {section.value}{CLOSE}\n"
 
 
-def item_header(record: Record) -> str:
+def item_header(record: Record, *, titled: bool = True) -> str:
     schema = _one_line(record.schema_name or "") or "record"
-    title = _one_line(record.title)[:MAX_TITLE_CHARS]
+    title = _one_line(record.title)[:MAX_TITLE_CHARS] if titled else ""
     label = f"item · {schema} · {title}" if title else f"item · {schema}"
     return f"{OPEN}{label}{CLOSE}\n"
 
 
 def item_block(record: Record, render_item: RenderItem) -> str:
-    """The record's header and rendered body, neutralised, ending with one newline."""
+    """The record's header and rendered body, neutralised, ending with one newline; the
+    header drops a title that adds nothing to the body."""
     body = neutralise(render_item(record)).rstrip()
-    return item_header(record) + (f"{body}\n" if body else "")
+    titled = not title_is_redundant(record, body)
+    return item_header(record, titled=titled) + (f"{body}\n" if body else "")
+
+
+def title_is_redundant(record: Record, body: str) -> bool:
+    """Whether the title's words only repeat the body (as a run of its words) or the
+    schema's name; case and punctuation aside."""
+    title = _words(record.title)
+    if not title:
+        return True
+    if f" {' '.join(title)} " in f" {' '.join(_words(body))} ":
+        return True
+    named = {w for w in _words(record.schema_name or "") if not _VERSION.fullmatch(w)}
+    return set(title) <= named
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
 
 
 def item_cost(record: Record, render_item: RenderItem, counter: TokenCounter) -> int:

@@ -1,0 +1,81 @@
+"""A record's context as text: the compact body of a record without hints, and the
+``llm_text`` it is retrieved by, which the compact rendering must not change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cairn.breadcrumbs.text import body_text, build_llm_text, compact_text, context_as_text
+
+TURN = {"speaker": "Caroline", "date": "8 May 2023", "text": "I went to a support group."}
+
+
+def test_a_single_text_field_is_its_value() -> None:
+    assert compact_text({"question": "When did Caroline go?"}) == "When did Caroline go?"
+    assert compact_text({"message": {"text": "nested hello"}}) == "nested hello"
+
+
+def test_a_single_field_that_is_not_text_keeps_its_name() -> None:
+    assert compact_text({"count": 3}) == "count: 3"
+    assert compact_text({"done": False}) == "done: false"
+
+
+@pytest.mark.parametrize("key", ["text", "content", "message", "body", "summary"])
+def test_a_content_key_is_unlabelled(key: str) -> None:
+    assert compact_text({"author": "Ada", key: "the content"}) == "author: Ada\nthe content"
+
+
+def test_only_the_first_content_key_loses_its_name() -> None:
+    # Two unlabelled texts could not be told apart: the rest keep their names.
+    shown = compact_text({"summary": "short form", "body": "the long form of it all"})
+    assert shown == "summary: short form\nthe long form of it all"
+
+
+@pytest.mark.parametrize("empty", [None, "", "   ", [], {}, {"a": None}, [None, ""]])
+def test_empty_fields_are_left_out(empty: Any) -> None:
+    assert compact_text({"speaker": "Ada", "mood": empty, "text": "hi"}) == "speaker: Ada\nhi"
+    assert compact_text({"mood": empty}) == ""
+
+
+def test_falsy_values_that_say_something_are_kept() -> None:
+    assert compact_text({"retries": 0, "ok": False}) == "retries: 0 · ok: false"
+
+
+def test_short_scalars_share_one_line_before_the_longer_fields() -> None:
+    assert compact_text(TURN) == "speaker: Caroline · date: 8 May 2023\nI went to a support group."
+    long = "x" * 80
+    shown = compact_text({"notes": long, "id": 7, "tags": ["a", "b"], "text": "body"})
+    assert shown.splitlines() == ["id: 7 · tags: a, b", f"notes: {long}", "body"]
+
+
+def test_nested_fields_keep_their_paths_and_multiline_values_their_own_lines() -> None:
+    context = {"name": "calc", "code": {"language": "js", "source": "f(a)\n  return a"}}
+    assert compact_text(context) == (
+        "name: calc · code.language: js\ncode.source: f(a)\n  return a"
+    )
+
+
+def test_the_compact_text_is_cut_at_the_limit() -> None:
+    assert compact_text({"text": "y" * 50}, limit=10) == "y" * 10
+    assert len(compact_text({"a": "1", "text": "z" * 50}, limit=12)) == 12
+
+
+def test_the_body_is_compact_only_without_hints() -> None:
+    assert body_text(TURN, "none", False) == compact_text(TURN)
+    assert body_text(TURN, "schema", False) == context_as_text(TURN)
+    assert body_text({"formatted": "Caroline: hi"}, "instance", True) == "Caroline: hi"
+
+
+def test_a_compact_body_is_shorter_than_path_value_lines() -> None:
+    context = {**TURN, "reply_to": None, "attachments": [], "meta": {}}
+    assert len(compact_text(context)) < len(context_as_text(context))
+
+
+def test_llm_text_keeps_path_value_lines() -> None:
+    """What is embedded and keyword-indexed is unchanged by the compact rendering."""
+    assert build_llm_text("Caroline", None, {**TURN, "mood": None}) == (
+        "Caroline\nspeaker: Caroline\ndate: 8 May 2023\ntext: I went to a support group."
+        "\nmood: null"
+    )
