@@ -124,7 +124,7 @@ def block_of(view: dict[str, Any]) -> str:
     transform = view.get("transform") or {}
     source = transform.get("source", "none")
     replaced = bool(transform.get("applied")) and source != "none"
-    body = body_text(view["context"], source, replaced)
+    body = body_text(view["context"], source, replaced, view["title"])
     now = datetime.now(UTC)
     record = Record(
         id=uuid.UUID(view["id"]), owner_id=uuid.UUID(int=0), schema_name=view["schema_name"],

@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from cairn.breadcrumbs.text import body_text, build_llm_text, compact_text, context_as_text
+from cairn.context.model import Record
+from cairn.context.render import item_block
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 TURN = {"speaker": "Caroline", "date": "8 May 2023", "text": "I went to a support group."}
 
@@ -79,3 +85,17 @@ def test_llm_text_keeps_path_value_lines() -> None:
         "Caroline\nspeaker: Caroline\ndate: 8 May 2023\ntext: I went to a support group."
         "\nmood: null"
     )
+
+
+def test_a_field_that_only_repeats_the_title_is_left_to_the_header() -> None:
+    turn = {"speaker": "Caroline", "date": "8 May 2023", "text": "I went to the support group."}
+    assert compact_text(turn, title="caroline") == "date: 8 May 2023\nI went to the support group."
+    assert compact_text(turn, title="Melanie").startswith("speaker: Caroline")
+    assert compact_text({"name": "Caroline"}, title="Caroline") == "Caroline"  # all it says
+    # and the header then keeps the title, which the body no longer repeats
+    record = Record(
+        id=uuid.uuid4(), owner_id=uuid.uuid4(), schema_name="locomo.turn.v1", title="Caroline",
+        tags=(), context=turn, llm_hints=None, created_at=NOW, updated_at=NOW,
+    )  # fmt: skip
+    block = item_block(record, lambda r: body_text(r.context, "none", False, r.title))
+    assert block.startswith("⟦item · locomo.turn.v1 · Caroline⟧\ndate: 8 May 2023\n")

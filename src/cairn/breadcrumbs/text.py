@@ -85,12 +85,14 @@ MAX_SHORT_LINE = 60
 SHORT_SEPARATOR = " · "
 
 
-def compact_text(context: Any, *, limit: int = MAX_LLM_TEXT_CHARS) -> str:
+def compact_text(context: Any, *, limit: int = MAX_LLM_TEXT_CHARS, title: str | None = None) -> str:
     """A context without hints as a reader needs it: no empty field (null, "", [], {}); a
     context of one text field is that text; the first content key (``text``, ``content``,
     ...) is unlabelled; short ``path: value`` lines share the first line, joined by " · "
-    (``speaker: Caroline · date: 8 May 2023``); longer ones follow in order."""
-    pruned = _pruned(context)
+    (``speaker: Caroline · date: 8 May 2023``); longer ones follow in order. A top-level
+    field that only says the record's ``title`` again (``speaker: Caroline`` in a record
+    titled "Caroline") is left to the header, which shows the title."""
+    pruned = _without_title(_pruned(context), title)
     only = _only_leaf(pruned)
     if isinstance(only, str):
         return only[:limit]
@@ -110,11 +112,14 @@ def compact_text(context: Any, *, limit: int = MAX_LLM_TEXT_CHARS) -> str:
 
 
 def body_text(
-    context: dict[str, Any], source: Literal["instance", "schema", "none"], replaced: bool
+    context: dict[str, Any],
+    source: Literal["instance", "schema", "none"],
+    replaced: bool,
+    title: str | None = None,
 ) -> str:
     """A record's block body, from its context as its hints (``source``) left it."""
     if source == "none":
-        return compact_text(context)
+        return compact_text(context, title=title)
     return transformed_as_text(context) if replaced else context_as_text(context)
 
 
@@ -130,6 +135,19 @@ def _pruned(value: Any) -> Any:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     return value
+
+
+def _without_title(value: Any, title: str | None) -> Any:
+    """A dict of several fields without the short text fields whose value is ``title``."""
+    wanted = (title or "").strip().casefold()
+    if not wanted or not isinstance(value, dict) or len(value) < 2:
+        return value
+    kept = {
+        key: item
+        for key, item in value.items()
+        if not (isinstance(item, str) and item.strip().casefold() == wanted)
+    }
+    return kept or value
 
 
 def _only_leaf(value: Any) -> Any:

@@ -193,7 +193,7 @@ class ContextBuilder:
         missing = [rows[record.id] for record in records if not blocks.cached(record.id)]
         views = await self.transforms.render_resolved(missing, definitions)
         for row, view in zip(missing, views, strict=True):
-            texts[row["id"]] = body_text(view.context, view.source, view.replaced)
+            texts[row["id"]] = body_text(view.context, view.source, view.replaced, row["title"])
             if view.error:  # a fallback (e.g. over its time budget) may render next time
                 keys[row["id"]] = None
         return blocks

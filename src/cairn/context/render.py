@@ -52,7 +52,7 @@ _WORD = re.compile(r"[^\W_]+")
 _VERSION = re.compile(r"v\d+")
 # Part of every cached block's key: bump it when a block's rendering changes, so a block
 # rendered the old way is never served (the cache lives as long as the process).
-BLOCK_FORMAT = 3
+BLOCK_FORMAT = 4
 MAX_TITLE_CHARS = 200
 HISTORY_SCHEMAS = ("user.message.", "agent.response.", "tool.response.")
 TOOL_SCHEMAS = ("tool.",)
