@@ -61,6 +61,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--semantic-limit", type=int, default=DEFAULT_AGENT.semantic_limit)
     parser.add_argument("--min-similarity", type=float, default=DEFAULT_AGENT.min_similarity)
     parser.add_argument("--session-limit", type=int, default=DEFAULT_AGENT.session_limit)
+    parser.add_argument(
+        "--ranking",
+        type=json.loads,
+        default=DEFAULT_AGENT.ranking,
+        help="the agent's ranking option as JSON, e.g. '{\"mmr_lambda\": 0.7}'",
+    )
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
     parser.add_argument("--out", type=Path, default=RESULTS / "locomo")
     parser.add_argument(
@@ -91,7 +97,7 @@ def cairn(url: str | None) -> Iterator[str]:
 async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> dict[str, Any]:
     source = source_state()  # the code the server runs: what src/ held when it started
     conversations = [load_conversation(args.fixtures / f"{c}.json") for c in args.conversations]
-    spec = AgentSpec(args.semantic_limit, args.min_similarity, args.session_limit)
+    spec = AgentSpec(args.semantic_limit, args.min_similarity, args.session_limit, args.ranking)
     limits = httpx.Limits(max_connections=32)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         client = CairnClient(http)

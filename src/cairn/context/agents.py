@@ -14,6 +14,9 @@ from typing import Any
 AGENT_SCHEMA = "agent.def.v1"
 CONTEXT_SCHEMA = "agent.context.v1"
 DEFAULT_SESSION_LIMIT = 20
+# Near-duplicate suppression is on unless an agent turns it off (``null``): measured on
+# LoCoMo (benchmarks/quality/locomo.py), it costs no recall at any budget.
+DEFAULT_DUPLICATE_SIMILARITY: float | None = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,23 @@ class SemanticSource:
 
 
 @dataclass(frozen=True, slots=True)
+class Ranking:
+    """How candidates are ranked beyond path cost (context.ranking): records at least
+    ``duplicate_similarity`` similar to one already taken are left out; ``mmr_lambda``
+    orders them by maximal marginal relevance; records reached only through the graph
+    that cost more than ``max_path_cost`` are left out. None turns each off."""
+
+    duplicate_similarity: float | None = DEFAULT_DUPLICATE_SIMILARITY
+    mmr_lambda: float | None = None
+    max_path_cost: float | None = None
+
+    @property
+    def compares_content(self) -> bool:
+        """Whether ranking needs the candidates' embeddings."""
+        return self.duplicate_similarity is not None or self.mmr_lambda is not None
+
+
+@dataclass(frozen=True, slots=True)
 class Agent:
     record_id: uuid.UUID
     owner_id: uuid.UUID
@@ -62,6 +82,7 @@ class Agent:
     session_limit: int
     context_budget: int | None
     llm_config_id: str | None
+    ranking: Ranking = Ranking()
 
     def triggered_by(self, event: Mapping[str, Any]) -> bool:
         if event.get("schema_name") == CONTEXT_SCHEMA:
@@ -97,6 +118,7 @@ def parse_agent(
         session_limit=_session_limit(sources.get("session")),
         context_budget=budget if isinstance(budget, int) and budget > 0 else None,
         llm_config_id=llm_config if isinstance(llm_config, str) and llm_config else None,
+        ranking=_ranking(context.get("ranking")),
     )
 
 
@@ -124,6 +146,25 @@ def _semantic(raw: Any) -> SemanticSource:
         min_similarity=float(similarity) if isinstance(similarity, int | float) else 0.0,
         scope="session" if raw.get("scope") == "session" else "global",
     )
+
+
+def _ranking(raw: Any) -> Ranking:
+    if not isinstance(raw, Mapping):
+        return Ranking()
+    default = Ranking()
+    return Ranking(
+        duplicate_similarity=_number(raw, "duplicate_similarity", default.duplicate_similarity),
+        mmr_lambda=_number(raw, "mmr_lambda", default.mmr_lambda),
+        max_path_cost=_number(raw, "max_path_cost", default.max_path_cost),
+    )
+
+
+def _number(raw: Mapping[str, Any], key: str, default: float | None) -> float | None:
+    """``raw[key]`` as a float; None when it is null; ``default`` when it is absent."""
+    if key not in raw:
+        return default
+    value = raw[key]
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _session_limit(raw: Any) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cairn.context import ranking
 from cairn.context import seeds as seeding
 from cairn.context.agents import Agent
 from cairn.context.budget import resolve_budget
@@ -119,12 +120,18 @@ async def assemble(
             agent.context_budget, _config_budget(llm_config), None, options.default_budget
         )
     )
+    ranked = ranking.Ranked()
+    if agent.ranking.compares_content:
+        with timer.phase("rank"):
+            others = graph.records.keys() - {trigger.id}
+            ranked = await ranking.rank(session, owner, others, agent.ranking)
     with timer.phase("select"):
         seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
         selection = select_within_budget(
             seeds, graph, blocks.cost_of(graph.records), budget.tokens,
             max_nodes=options.max_nodes, fixed_overhead=fixed_overhead(counter),
-            max_hops=options.radius,
+            max_hops=options.radius, max_path_cost=agent.ranking.max_path_cost,
+            duplicates=ranked.duplicates, picker=ranked.picker,
         )  # fmt: skip
     with timer.phase("render"):
         rendered = assemble_text(

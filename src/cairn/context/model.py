@@ -145,7 +145,9 @@ class Budget:
 class DropReason(StrEnum):
     """Why a candidate is not in the context. ``not_loaded`` (a seed whose record is missing
     from the graph, e.g. deleted in between) and ``unreachable`` (a loaded record no path
-    reaches) point at the loading stages rather than at selection."""
+    reaches) point at the loading stages rather than at selection. ``duplicate`` is a record
+    seeded twice; ``duplicate_content`` one whose embedding is nearly that of a record
+    already in the context (context.ranking)."""
 
     over_budget = "over_budget"
     max_nodes = "max_nodes"
@@ -154,6 +156,7 @@ class DropReason(StrEnum):
     below_threshold = "below_threshold"
     not_loaded = "not_loaded"
     unreachable = "unreachable"
+    duplicate_content = "duplicate_content"
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +176,13 @@ class Selected:
 
 @dataclass(frozen=True, slots=True)
 class Dropped:
+    """``duplicate_of``: for ``duplicate_content``, the record in the context it repeats."""
+
     record_id: UUID
     reason: DropReason
     tokens: int | None = None
     path_cost: float | None = None
+    duplicate_of: UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)
