@@ -8,9 +8,14 @@ import uuid
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 from fastapi import FastAPI
 from tests.assembly.helpers import link, post
+
+from cairn.context.ranking import load_embeddings
+from cairn.context.records import RecordCache, load_records_cached
+from cairn.db.engine import tenant_session
 
 # Semantic seeds from the query's session only: other tests post the same sentences.
 SEMANTIC = {"enabled": True, "limit": 10, "min_similarity": 0.1, "scope": "session"}
@@ -138,3 +143,31 @@ async def test_bad_ranking_options_are_refused_with_their_path(
     )
     assert response.status_code == 422, response.text
     assert path in response.json()["detail"]
+
+
+async def test_embeddings_come_with_the_records_and_follow_their_version(
+    client: httpx.AsyncClient, app: FastAPI, marker: str
+) -> None:
+    first, second, _ = await twins(client, marker)
+    resources = app.state.resources
+    tenant = resources.default_tenant
+    cache = RecordCache(100)
+    async with tenant_session(resources.session_factory, tenant) as session:
+        records = await load_records_cached(session, tenant, [first, second], frozenset(), cache)
+        fresh = await load_embeddings(session, tenant, records.values())  # from the table
+        cached = await load_embeddings(session, tenant, records.values(), cache)
+        rows = fresh.rows([first, second])
+        assert np.allclose(cached.rows([first, second]), rows)
+        assert float(rows[0] @ rows[1]) > 0.95 and np.isclose(np.linalg.norm(rows[0]), 1.0)
+        # A cached vector is used as long as the record's version is the one cached...
+        stale = np.zeros_like(rows[0])
+        stale[0] = 1.0
+        cache.put_vector(first, records[first].version or 0, stale)
+        assert (await load_embeddings(session, tenant, [records[first]], cache)).rows(
+            [first]
+        ).tolist() == [stale.tolist()]
+        # ...and read again once it moved on.
+        cache.put_vector(first, (records[first].version or 0) - 1, stale)
+        again = await load_embeddings(session, tenant, [records[first]], cache)
+        assert np.allclose(again.rows([first]), rows[:1])
+        assert cache.vector(first, records[first].version or 0) is not None

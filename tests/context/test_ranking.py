@@ -22,6 +22,7 @@ from tests.context.test_pathfinder import (
 )
 
 from cairn.context import DropReason, Seed, SeedSource, Selection
+from cairn.context.agents import Agent, Ranking, parse_agent
 from cairn.context.ranking import Embeddings, MaximalMarginalRelevance, near_duplicates
 
 
@@ -254,3 +255,20 @@ def test_near_duplicates_are_pairs_at_or_above_the_threshold_most_similar_first(
         rid(3): (rid(2), rid(1)),
     }
     assert near_duplicates(embeddings({1: [1.0, 0.0], 2: [1.0, 0.1]}), 0.999) == {}
+
+
+# The agent option
+
+
+def agent_with(**context: object) -> Agent | None:
+    return parse_agent(rid(1), rid(2), {"agent_id": "a", "context_trigger": {}, **context})
+
+
+def test_duplicate_suppression_is_on_unless_turned_off_and_the_rest_off_unless_set() -> None:
+    default = Ranking(duplicate_similarity=0.95, mmr_lambda=None, max_path_cost=None)
+    assert (agent := agent_with()) is not None and agent.ranking == default
+    assert (agent := agent_with(ranking={})) is not None and agent.ranking == default
+    set_ = {"duplicate_similarity": None, "mmr_lambda": 0.7, "max_path_cost": 1}
+    assert (agent := agent_with(ranking=set_)) is not None
+    assert agent.ranking == Ranking(None, 0.7, 1.0)
+    assert not Ranking(None, None, 0.5).compares_content

@@ -123,8 +123,8 @@ async def assemble(
     ranked = ranking.Ranked()
     if agent.ranking.compares_content:
         with timer.phase("rank"):
-            others = graph.records.keys() - {trigger.id}
-            ranked = await ranking.rank(session, owner, others, agent.ranking)
+            others = [r for r in graph.records.values() if r.id != trigger.id]
+            ranked = await ranking.rank(session, owner, others, agent.ranking, record_cache)
     with timer.phase("select"):
         seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
         selection = select_within_budget(

@@ -1,10 +1,9 @@
 """Ranking beyond path cost (agent option ``ranking``): near-duplicates and MMR.
 
-Both compare candidates by the cosine similarity of their stored embeddings. The graph
-stage loads records without them, so this stage loads the candidates' embeddings in one
-query, in pgvector's binary form (``vector_send``: a 4-byte header, then big-endian
-float4s), which numpy reads as one matrix without a Python float per component; one
-matrix product then gives every pair's similarity.
+Both compare candidates by the cosine similarity of their stored embeddings, which the
+graph stage's record loading puts in the record cache (context.records, pgvector's
+binary form read by numpy without a Python float per component); those it does not hold
+come in one query. One matrix product then gives every pair's similarity.
 
 - Near-duplicates: pairs at least ``duplicate_similarity`` similar. The pathfinder takes
   the first of a pair it reaches (the cheaper path) and leaves out the other while the
@@ -26,7 +25,7 @@ record like the trigger is relevant, not redundant.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,13 +34,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import Ranking
+from cairn.context.model import Record
 from cairn.context.pathfinder import Picker
+from cairn.context.records import RecordCache, unit_vector
 
 _EMBEDDINGS = text(
-    "SELECT id, vector_send(embedding) AS vector FROM breadcrumbs"
+    "SELECT id, version, vector_send(embedding) AS vector FROM breadcrumbs"
     " WHERE owner_id = :owner AND id = ANY(:ids) AND embedding IS NOT NULL"
 )
-_HEADER = 1  # vector_send's dimension and flags, read as one float4 and ignored
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,18 +63,36 @@ class Embeddings:
 
 
 async def load_embeddings(
-    session: AsyncSession, owner_id: uuid.UUID, ids: Collection[uuid.UUID]
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    records: Iterable[Record],
+    cache: RecordCache | None = None,
 ) -> Embeddings:
-    rows = (await session.execute(_EMBEDDINGS, {"owner": owner_id, "ids": list(ids)})).all()
-    if not rows:
+    """The records' embeddings: from the cache (filled as the graph stage loads records)
+    where it holds them at the record's version, the rest in one query."""
+    vectors: dict[uuid.UUID, NDArray[np.float32]] = {}
+    missing: list[uuid.UUID] = []
+    for record in records:
+        cached = None
+        if cache is not None and record.version is not None:
+            cached = cache.vector(record.id, record.version)
+        if cached is None:
+            missing.append(record.id)
+        else:
+            vectors[record.id] = cached
+    if missing:
+        rows = await session.execute(_EMBEDDINGS, {"owner": owner_id, "ids": missing})
+        for record_id, version, sent in rows.all():
+            vectors[record_id] = unit_vector(sent)
+            if cache is not None:
+                cache.put_vector(record_id, version, vectors[record_id])
+    if not vectors:
         return Embeddings({}, np.zeros((0, 1), dtype=np.float32))
-    found = sorted(rows, key=lambda row: row.id.int)  # a deterministic row order
-    raw = b"".join(row.vector for row in found)
-    matrix = np.frombuffer(raw, dtype=">f4").reshape(len(found), -1)[:, _HEADER:]
-    unit = matrix.astype(np.float32)
-    norms = np.linalg.norm(unit, axis=1, keepdims=True)
-    unit /= np.where(norms > 0, norms, 1.0)
-    return Embeddings({row.id: n for n, row in enumerate(found)}, unit)
+    ids = sorted(vectors, key=lambda record_id: record_id.int)  # a deterministic row order
+    return Embeddings(
+        {record_id: n for n, record_id in enumerate(ids)},
+        np.stack([vectors[record_id] for record_id in ids]),
+    )
 
 
 def near_duplicates(
@@ -162,14 +180,15 @@ class Ranked:
 async def rank(
     session: AsyncSession,
     owner_id: uuid.UUID,
-    candidates: Collection[uuid.UUID],
+    candidates: Iterable[Record],
     options: Ranking,
+    cache: RecordCache | None = None,
 ) -> Ranked:
     """Near-duplicates among ``candidates`` (the trigger left out) and the MMR picker, as
     ``options`` ask; nothing is loaded when they ask for neither."""
-    if not options.compares_content or not candidates:
+    if not options.compares_content:
         return Ranked()
-    embeddings = await load_embeddings(session, owner_id, candidates)
+    embeddings = await load_embeddings(session, owner_id, candidates, cache)
     threshold, weight = options.duplicate_similarity, options.mmr_lambda
     return Ranked(
         duplicates={} if threshold is None else near_duplicates(embeddings, threshold),
