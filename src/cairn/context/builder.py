@@ -22,6 +22,7 @@ from cairn.context.assemble import Assembly, AssemblyOptions, assemble
 from cairn.context.directory import Directory
 from cairn.context.explain import Timer
 from cairn.context.model import Record
+from cairn.context.ranking import single_threaded_blas
 from cairn.context.records import RecordCache
 from cairn.context.render import ItemBlocks
 from cairn.context.terms import CommonWords
@@ -68,6 +69,7 @@ class ContextBuilder:
         embedder: Embedder,
     ) -> ContextBuilder:
         """Built once per process (loads the tokenizer: ~0.3 s)."""
+        single_threaded_blas()
         options = settings.context
         tokenizers = ensure_tokenizer_files(
             options.tokenizer_dir or settings.data_dir / "tokenizers"
