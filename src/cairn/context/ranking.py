@@ -107,17 +107,23 @@ async def load_embeddings(
 def near_duplicates(
     embeddings: Embeddings, threshold: float
 ) -> dict[uuid.UUID, tuple[uuid.UUID, ...]]:
-    """Each record's near-duplicates (similarity ≥ ``threshold``), most similar first."""
+    """Each record's near-duplicates (similarity ≥ ``threshold``), most similar first
+    (ties in row order, which is id order)."""
     ids = list(embeddings.index)
     if len(ids) < 2:
         return {}
     similarity = embeddings.unit @ embeddings.unit.T
     np.fill_diagonal(similarity, -1.0)
-    found: dict[uuid.UUID, list[tuple[float, int, uuid.UUID]]] = {}
-    for a, b in zip(*np.nonzero(similarity >= np.float32(threshold)), strict=True):
-        other = ids[b]
-        found.setdefault(ids[a], []).append((-float(similarity[a, b]), other.int, other))
-    return {node: tuple(twin for *_, twin in sorted(twins)) for node, twins in found.items()}
+    rows, columns = np.nonzero(similarity >= np.float32(threshold))
+    if not len(rows):
+        return {}
+    order = np.lexsort((columns, -similarity[rows, columns], rows))
+    rows, columns = rows[order], columns[order]
+    starts = np.flatnonzero(np.diff(rows, prepend=-1))
+    return {
+        ids[rows[start]]: tuple(ids[c] for c in group)
+        for start, group in zip(starts, np.split(columns, starts[1:]), strict=True)
+    }
 
 
 @dataclass(slots=True)
