@@ -272,3 +272,24 @@ def test_duplicate_suppression_is_on_unless_turned_off_and_the_rest_off_unless_s
     assert (agent := agent_with(ranking=set_)) is not None
     assert agent.ranking == Ranking(None, 0.7, 1.0)
     assert not Ranking(None, None, 0.5).compares_content
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 30), copies=st.integers(1, 4))
+def test_near_duplicates_are_every_pair_above_the_threshold(seed: int, n: int, copies: int) -> None:
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(n, 6))
+    noisy = np.repeat(base, copies, axis=0) + rng.normal(scale=0.1, size=(n * copies, 6))
+    found = near_duplicates(embeddings(dict(enumerate(noisy.tolist(), start=1))), 0.95)
+    unit = embeddings(dict(enumerate(noisy.tolist(), start=1))).unit
+    similarity = unit @ unit.T
+    expected: dict[UUID, tuple[UUID, ...]] = {}
+    for a in range(len(unit)):
+        twins = sorted(
+            (-float(similarity[a, b]), b)
+            for b in range(len(unit))
+            if b != a and similarity[a, b] >= np.float32(0.95)
+        )
+        if twins:
+            expected[rid(a + 1)] = tuple(rid(b + 1) for _, b in twins)
+    assert found == expected
