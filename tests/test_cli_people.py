@@ -107,6 +107,19 @@ async def test_context_prints_the_text_and_why_each_record_is_in_or_out(
     assert "near misses" in shown.stdout and "tokens" in shown.stdout.splitlines()[-1]
 
 
+async def test_context_debug_prints_how_the_context_was_computed(
+    live_url: str, worker: None
+) -> None:
+    world = await _assembled(live_url)
+    args = ("context", world["agent"], "--session", world["session"], "--debug")
+    shown = await run(live_url, *args)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith("## Context Debug\n")
+    assert f"- Agent: `{world['agent']}`" in shown.stdout and "### Filtering" in shown.stdout
+    missing = await run(live_url, "context", "nobody-here", "--debug")
+    assert missing.exit_code == 1 and "not_found (404)" in missing.stderr
+
+
 QUERIED = {
     "formatted_context": "## Knowledge\nThe blue whale grows to 30 metres.",
     "token_count": 12,

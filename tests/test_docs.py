@@ -36,3 +36,22 @@ def test_readme_links_point_at_files() -> None:
     assert local, "the README should link into docs/"
     missing = [link for link in local if not (REPO / link).exists()]
     assert missing == [], f"README links to missing files: {missing}"
+
+
+def test_the_readme_domains_and_sections_examples_are_valid_definitions() -> None:
+    """The README's examples are checked as a write would check them."""
+    import json
+
+    from cairn.context.definitions import check_definition
+
+    readme = (REPO / "README.md").read_text()
+    domains = re.search(r"context\.domains\.v1 \"Domains\" --context '(\{.*?\})'", readme, re.S)
+    assert domains is not None
+    check_definition("context.domains.v1", json.loads(domains.group(1)))
+    sections = re.search(r"```json\n(\"sections\".*?)\n```", readme, re.S)
+    assert sections is not None
+    agent = json.loads(
+        '{"agent_id": "readme", "context_trigger": {"any_tags": ["x"]}, ' + sections.group(1) + "}"
+    )
+    check_definition("agent.def.v1", agent)
+    assert len(agent["sections"]) == 2

@@ -23,8 +23,10 @@ from typing import Any
 
 from cairn.config import Settings
 from cairn.context import builder as builder_module
-from cairn.context import seeds as seeds_module
 from cairn.context.builder import ContextBuilder
+from cairn.context.sources import always as always_source
+from cairn.context.sources import semantic as semantic_source
+from cairn.context.sources import session as session_source
 from cairn.context.write import context_record_id
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.transforms import Transforms
@@ -59,13 +61,14 @@ def _write_started(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awa
 
 def instrument() -> None:
     """Time the seed sources and the write separately (idempotent)."""
-    if getattr(seeds_module, "_bench_instrumented", False):
+    # Each source's module-level query function, which its SOURCE calls by name.
+    if getattr(builder_module, "_bench_instrumented", False):
         return
-    seeds_module.always_seeds = _timed("seeds_always", seeds_module.always_seeds)  # type: ignore[assignment]
-    seeds_module.semantic_seeds = _timed("seeds_semantic", seeds_module.semantic_seeds)  # type: ignore[assignment]
-    seeds_module.session_seeds = _timed("seeds_session", seeds_module.session_seeds)  # type: ignore[assignment]
+    always_source.always_seeds = _timed("seeds_always", always_source.always_seeds)  # type: ignore[assignment]
+    semantic_source.semantic_seeds = _timed("seeds_semantic", semantic_source.semantic_seeds)  # type: ignore[assignment]
+    session_source.session_seeds = _timed("seeds_session", session_source.session_seeds)  # type: ignore[assignment]
     builder_module.write_context = _write_started(builder_module.write_context)  # type: ignore[assignment]
-    seeds_module._bench_instrumented = True  # type: ignore[attr-defined]
+    builder_module._bench_instrumented = True  # type: ignore[attr-defined]
 
 
 class CairnRunner:

@@ -32,6 +32,9 @@ KEY_FIELDS = ("key", "bootstrap_key")
 CLEARABLE = ("description", "semantic_version", "llm_hints")
 COMPARED = ("title", "tags", "context", "visibility", "sensitivity")
 COLLECTION = "/breadcrumbs"
+# A folder of opt-in sets (``examples/<name>/``): loading a folder leaves its ``examples``
+# out, so ``cairn up`` gives no tenant an example's agents; name a set to load it.
+EXAMPLES = "examples"
 
 Outcome = Literal["created", "updated", "unchanged"]
 
@@ -134,7 +137,8 @@ def _documents(directory: Path, skipped: list[Skipped]) -> Iterator[tuple[str, A
         skipped.append(Skipped(str(directory), "not a directory"))
         return
     for path in sorted(directory.rglob("*.json")):
-        if not path.is_file() or any(p.startswith(".") for p in path.relative_to(directory).parts):
+        parts = path.relative_to(directory).parts
+        if not path.is_file() or any(p.startswith(".") for p in parts) or parts[0] == EXAMPLES:
             continue
         try:
             data = json.loads(path.read_text(encoding="utf-8-sig"))

@@ -143,11 +143,18 @@ def context(
     agent: Annotated[str, typer.Argument(help="the agent (consumer) id")],
     session: Session = None,
     misses: Misses = 10,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="how it was computed, as Markdown (seed 003)")
+    ] = False,
     url: Url = None,
     token: Token = None,
     as_json: AsJson = False,
 ) -> None:
     """The context last assembled for AGENT, and why each record is in or out."""
+    if debug:
+        with connected(url, token) as cairn:
+            typer.echo(cairn.context_debug(agent, session=session), nl=False)
+        return
     with connected(url, token) as cairn:
         assembled = cairn.latest_context(agent, session=session)
     if as_json:

@@ -141,6 +141,10 @@ class ContextSettings(BaseModel):
     query_cache_size: int = Field(default=1000, ge=0)
     query_cache_ttl_s: float = Field(default=60.0, ge=0.0)
     query_cache_settle_s: float = Field(default=5.0, ge=0.0)
+    # How often the API looks for tenants whose domains changed (context.relabel), and how
+    # many records one relabel transaction takes.
+    domains_relabel_interval_s: float = Field(default=2.0, gt=0.0)
+    domains_relabel_batch: int = Field(default=200, ge=1, le=10_000)
 
 
 class TransformSettings(BaseModel):

@@ -6,16 +6,19 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
+from sqlalchemy import text
 from tests.assembly.helpers import insert_quietly, link
 
 from cairn.context.graph import load_graph
-from cairn.context.model import Graph
+from cairn.context.model import Edge, EdgeType, Graph
+from cairn.context.pathfinder import DEFAULT_COSTS, CostModel
 from cairn.db.engine import tenant_session
 
 
 async def _graph_ids(
-    app: FastAPI, seeds: list[uuid.UUID], excluded: frozenset[str] = frozenset(), **kw: int
+    app: FastAPI, seeds: list[uuid.UUID], excluded: frozenset[str] = frozenset(), **kw: Any
 ) -> set[uuid.UUID]:
     resources = app.state.resources
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
@@ -105,3 +108,42 @@ async def _graph(app: FastAPI, seeds: list[uuid.UUID], **kw: Any) -> Graph:
     resources = app.state.resources
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
         return await load_graph(session, resources.default_tenant, seeds, frozenset(), **kw)
+
+
+async def test_the_walk_ranks_with_the_pathfinder_edge_costs(app: FastAPI) -> None:
+    """The hop query's SQL is generated from the CostModel; PostgreSQL computes the same
+    cost as Python for every edge type and weight, default and custom models alike."""
+    models = [DEFAULT_COSTS, CostModel(causal=0.7, temporal=0.01, tag=2.5, semantic=0.05)]
+    weights = [-0.5, 0.0, 0.3, 0.55, 0.999, 1.0, 1.7]
+    resources = app.state.resources
+    async with tenant_session(resources.session_factory, resources.default_tenant) as session:
+        for costs in models:
+            expression = costs.edge_cost_sql("CAST(:kind AS smallint)", "CAST(:weight AS real)")
+            for kind in EdgeType:
+                for weight in weights:
+                    params = {"kind": kind.value, "weight": weight}
+                    in_sql = await session.scalar(text(f"SELECT {expression}"), params)
+                    edge = Edge(uuid.uuid4(), uuid.uuid4(), kind, weight)
+                    assert in_sql == pytest.approx(costs.edge_cost(edge), abs=1e-6), (
+                        costs, kind, weight,
+                    )  # fmt: skip
+
+
+async def test_a_session_scope_keeps_other_sessions_out_of_the_walk(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    """Records of another session are neither loaded nor walked through; records of no
+    session (knowledge) and of the trigger's session stay reachable — ranked walk and
+    plain walk alike."""
+    mine, other = f"session:{uuid.uuid4().hex[:8]}", f"session:{uuid.uuid4().hex[:8]}"
+    seed = await insert_quietly(app, "seed", tags=[mine])
+    same = await insert_quietly(app, "same session", tags=[mine])
+    foreign = await insert_quietly(app, "other session", tags=[other, "topic"])
+    beyond = await insert_quietly(app, "only through the other session")
+    knowledge = await insert_quietly(app, "knowledge", schema_name="knowledge.v1")
+    await link(app, [(seed, same, 3, 0.9), (seed, foreign, 3, 0.95), (foreign, beyond, 0, 1.0)])
+    await link(app, [(seed, knowledge, 2, 1.0)])
+    for cap in (None, 50):
+        kw: dict[str, Any] = {"max_candidates": cap}
+        assert await _graph_ids(app, [seed], scope=[mine], **kw) == {seed, same, knowledge}
+        assert await _graph_ids(app, [seed], **kw) == {seed, same, foreign, beyond, knowledge}

@@ -13,7 +13,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
-from tests.assembly.helpers import post
+from tests.assembly.helpers import link, post
 
 from cairn.context.trigger import QUERY_SCHEMA
 
@@ -171,3 +171,64 @@ async def test_bad_requests_get_422_and_unknown_ones_404(client: httpx.AsyncClie
     assert missing.status_code == 404
     unknown = await query(client, query="x", agent_id="nobody-registered-this")
     assert unknown.status_code == 404
+
+
+async def test_a_session_scoped_agent_gets_no_record_of_another_session_through_the_graph(
+    client: httpx.AsyncClient, app: FastAPI, marker: str
+) -> None:
+    """The semantic source is session-scoped, and so is the graph walk unless the agent
+    asks for more (``graph.scope: global``)."""
+    mine, theirs = f"m{uuid.uuid4().hex[:8]}", f"t{uuid.uuid4().hex[:8]}"
+    here = await post(
+        client, title="Viola", tags=[f"session:{mine}"],
+        context={"text": f"Rosalind plays the viola at the recital ({marker})"},
+    )  # fmt: skip
+    there = await post(
+        client, title="Viola elsewhere", tags=[f"session:{theirs}"],
+        context={"text": f"Rosalind's viola teacher lives in Leeds ({marker})"},
+    )  # fmt: skip
+    await link(app, [(here, there, 3, 0.97)])
+    scoped = {
+        "semantic": {"enabled": True, "limit": 5, "min_similarity": 0.1, "scope": "session"},
+        "session": {"limit": 0},
+    }
+    ask = f"Who plays the viola? {marker}"
+
+    async def reached(agent: dict[str, Any]) -> set[str]:
+        response = await query(client, query=ask, session=mine, agent=agent, debug=True)
+        assert response.status_code == 200, response.text
+        explain = response.json()["explain"]
+        return {item["record_id"] for item in explain["selected"] + explain["dropped"]}
+
+    assert str(here) in await reached(inline(**scoped))
+    assert str(there) not in await reached(inline(**scoped))
+    assert str(there) in await reached(inline(**scoped) | {"graph": {"scope": "global"}})
+
+
+async def test_the_signals_source_pulls_records_naming_the_files_the_query_mentions(
+    client: httpx.AsyncClient, marker: str
+) -> None:
+    path = f"src/pool{uuid.uuid4().hex[:8]}/pool.py"
+    by_text = await post(
+        client, title="Gotcha", tags=[marker],
+        context={"issue": f"Connections leak when {path} is reloaded", "severity": "high"},
+    )  # fmt: skip
+    by_name = await post(
+        client, title="Pattern", context={"pattern": "Close cursors early (see pool.py)"}
+    )
+    by_tag = await post(client, title="Decision", tags=[f"file:{path}"], context={"x": "kept"})
+    await post(client, title="Unrelated", context={"text": f"weather in {marker} is fine"})
+    agent = {
+        "context_sources": {"signals": {"limit": 10}, "session": {"limit": 0}},
+        "context_budget": 2000,
+    }
+    response = await query(client, query=f"Refactor {path} please", agent=agent, debug=True)
+    assert response.status_code == 200, response.text
+    explain = response.json()["explain"]
+    assert explain["signals"]["files"] == [path]
+    seeded = {seed["record_id"]: seed for seed in explain["seeds"] if seed["source"] == "signals"}
+    assert set(seeded) >= {str(by_text), str(by_tag), str(by_name)}
+    assert seeded[str(by_text)]["score"] > seeded[str(by_name)]["score"]  # full path + name
+    assert path in seeded[str(by_text)]["detail"]
+    without = await query(client, query=f"Refactor {path} please", agent=inline(), debug=True)
+    assert all(seed["source"] != "signals" for seed in without.json()["explain"]["seeds"])

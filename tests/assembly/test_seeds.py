@@ -15,9 +15,12 @@ from fastapi import FastAPI
 from sqlalchemy import event, text
 from tests.assembly.helpers import post
 
-from cairn.context import seeds as seeding
 from cairn.context import terms
 from cairn.context.agents import AlwaysSource, SemanticSource
+from cairn.context.sources import always as always_source
+from cairn.context.sources import semantic as semantic_source
+from cairn.context.sources import session as session_source
+from cairn.context.sources.semantic import BM25_B, BM25_K1
 from cairn.db.engine import tenant_session
 
 NONE: frozenset[str] = frozenset()
@@ -44,7 +47,7 @@ async def test_always_sources_come_in_one_query(
         connection = (await session.connection()).sync_connection
         assert connection is not None
         event.listen(connection, "before_cursor_execute", count)  # this session's queries only
-        batch = await seeding.always_seeds(session, resources.default_tenant, sources, NONE)
+        batch = await always_source.always_seeds(session, resources.default_tenant, sources, NONE)
         event.remove(connection, "before_cursor_execute", count)
     assert len(statements) == 1
     ids = [seed.record_id for seed in batch.seeds]
@@ -61,10 +64,10 @@ async def test_blacklist_applies_to_always_and_session(
     resources = app.state.resources
     excluded = frozenset({"secret.v1"})
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
-        batch = await seeding.session_seeds(
+        batch = await session_source.session_seeds(
             session, resources.default_tenant, [session_tag], 10, excluded, trigger
         )
-        always = await seeding.always_seeds(
+        always = await always_source.always_seeds(
             session,
             resources.default_tenant,
             [AlwaysSource("schema", "secret.v1", None, "all", 5)],
@@ -82,7 +85,7 @@ async def test_session_seeds_are_newest_first_with_recency_scores(
     trigger = turns[-1]
     resources = app.state.resources
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
-        batch = await seeding.session_seeds(
+        batch = await session_source.session_seeds(
             session, resources.default_tenant, [session_tag], 3, NONE, trigger
         )
     assert [seed.record_id for seed in batch.seeds] == turns[3::-1][:3]
@@ -106,7 +109,7 @@ async def test_semantic_search_returns_the_exact_top_results_within_the_schema_f
     resources = app.state.resources
     source = SemanticSource(enabled=True, schemas=(schema,), limit=3, min_similarity=0.0)
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
-        batch = await seeding.semantic_seeds(
+        batch = await semantic_source.semantic_seeds(
             session, resources.default_tenant, trigger, source, [], [], NONE
         )
         exact = await _exact_top(session, trigger, schema, 3)
@@ -137,8 +140,8 @@ async def _exact_top(session: object, trigger: uuid.UUID, schema: str, k: int) -
             df = sum(term in other for other in lexemes.values())
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             tf = counts[term]
-            norm = tf + seeding.BM25_K1 * (1 - seeding.BM25_B + seeding.BM25_B * length / avgdl)
-            total += idf * tf * (seeding.BM25_K1 + 1) / norm
+            norm = tf + BM25_K1 * (1 - BM25_B + BM25_B * length / avgdl)
+            total += idf * tf * (BM25_K1 + 1) / norm
         return total
 
     lexical = {i: bm25(counts) for i, counts in lexemes.items()}
@@ -151,7 +154,7 @@ def _fused(similarity: float, lexical: float, best_lexical: float) -> float:
     """Cosine, raised towards 1 by the record's BM25 score relative to the search's best."""
     cosine = min(1.0, max(0.0, similarity))
     relative = lexical / best_lexical if best_lexical > 0 else 0.0
-    return cosine + seeding.LEXICAL_WEIGHT * relative * (1.0 - cosine)
+    return cosine + semantic_source.LEXICAL_WEIGHT * relative * (1.0 - cosine)
 
 
 def _term_counts(tsv: str) -> dict[str, int]:
@@ -178,7 +181,7 @@ async def test_a_rare_shared_word_lifts_a_record_over_a_merely_similar_one(
     resources = app.state.resources
     source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
-        batch = await seeding.semantic_seeds(
+        batch = await semantic_source.semantic_seeds(
             session, resources.default_tenant, trigger, source, [], [], NONE
         )
     assert batch.seeds[0].record_id == ids[3]
@@ -226,7 +229,7 @@ async def test_a_rare_word_nominates_a_record_the_vector_search_misses(
             {"schema": schema, "trigger": trigger},
         )
         assert rare not in set(nearest.scalars())
-        batch = await seeding.semantic_seeds(
+        batch = await semantic_source.semantic_seeds(
             session, resources.default_tenant, trigger, source, [], [], NONE
         )
     assert batch.seeds[0].record_id == rare
@@ -271,10 +274,10 @@ async def test_semantic_scope_session_and_threshold(
     scoped = SemanticSource(enabled=True, limit=5, min_similarity=0.0, scope="session")
     strict = SemanticSource(enabled=True, limit=5, min_similarity=0.99, scope="session")
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
-        found = await seeding.semantic_seeds(
+        found = await semantic_source.semantic_seeds(
             session, resources.default_tenant, trigger, scoped, [], [session_tag], NONE
         )
-        none = await seeding.semantic_seeds(
+        none = await semantic_source.semantic_seeds(
             session, resources.default_tenant, trigger, strict, [], [session_tag], NONE
         )
     assert [seed.record_id for seed in found.seeds] == [inside]
@@ -284,7 +287,7 @@ async def test_semantic_scope_session_and_threshold(
 async def test_only_the_nearest_misses_are_listed(
     client: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(seeding, "NEAR_MISSES", 2)
+    monkeypatch.setattr(semantic_source, "NEAR_MISSES", 2)
     session_tag = f"session:{uuid.uuid4().hex[:8]}"
     for text_ in ("whales sing", "whales dive deep", "the sea is cold", "tax forms"):
         await post(client, tags=[session_tag], context={"text": text_})
@@ -292,7 +295,7 @@ async def test_only_the_nearest_misses_are_listed(
     resources = app.state.resources
     strict = SemanticSource(enabled=True, limit=5, min_similarity=0.999, scope="session")
     async with tenant_session(resources.session_factory, resources.default_tenant) as session:
-        batch = await seeding.semantic_seeds(
+        batch = await semantic_source.semantic_seeds(
             session, resources.default_tenant, trigger, strict, [], [session_tag], NONE
         )
     scores = [score for _, score in batch.below_threshold]

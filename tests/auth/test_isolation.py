@@ -87,6 +87,27 @@ async def test_tenant_b_cannot_assemble_with_tenant_a_trigger(
     assert response.status_code == 404
 
 
+async def test_tenant_b_cannot_read_tenant_a_context_debug(
+    jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str], marker: str
+) -> None:
+    a = bearer(record_of_a["token"])
+    agent_id = f"debug-{marker[5:]}"
+    agent = {
+        "schema_name": "agent.def.v1", "title": "A's debugged agent", "tags": [marker],
+        "context": {"agent_id": agent_id, "context_trigger": {"any_tags": [marker]}},
+    }  # fmt: skip
+    assert (await jwt_client.post("/breadcrumbs", json=agent, headers=a)).status_code == 201
+    body = {"trigger_id": record_of_a["id"], "agent_id": agent_id}
+    assert (await jwt_client.post("/contexts/assemble", json=body, headers=a)).status_code == 200
+    url = f"/contexts/{agent_id}/debug"
+    mine = await jwt_client.get(url, headers=a)
+    assert mine.status_code == 200 and agent_id in mine.text  # the worker may be newer
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    assert (await jwt_client.get(url, headers=b)).status_code == 404
+    b_in_session = await jwt_client.get(url, params={"session": marker}, headers=b)
+    assert b_in_session.status_code == 404
+
+
 async def test_tenant_b_cannot_query_with_tenant_a_trigger_or_agent(
     jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str], marker: str
 ) -> None:

@@ -61,6 +61,7 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("GET", "/worker/dead"): C,
     ("DELETE", "/worker/dead/{entry_id}"): C,
     ("GET", "/contexts/{consumer_id}"): S,
+    ("GET", "/contexts/{agent_id}/debug"): S,
     ("POST", "/contexts/assemble"): E,
     # Subscribers with an inline agent; a registered agent's own context needs the agent
     # itself (emitter) or a curator, checked in the route (tests/assembly/test_ondemand.py).

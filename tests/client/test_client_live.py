@@ -118,6 +118,8 @@ async def test_assemble_and_latest_context_read_the_stored_context(
         )
         assembled = await cairn.assemble(trigger.id, world.agent_id)
         latest = await cairn.latest_context(world.agent_id, session=world.session)
+        debug = await cairn.context_debug(world.agent_id, session=world.session)
     assert latest.id == assembled.id and latest.consumer_id == world.agent_id
+    assert debug.startswith("## Context Debug") and f"`{trigger.id}`" in debug
     assert "blue whale" in latest.context["formatted_context"]
     assert latest.context["explain"]["selected"]

@@ -17,7 +17,6 @@ from cairn.context import (
     EdgeType,
     ItemBlocks,
     Seed,
-    SeedSource,
     Selection,
     Timer,
     TokenCounter,
@@ -28,8 +27,8 @@ from cairn.context import (
 )
 
 SEEDS = [
-    Seed(rid(1), SeedSource.trigger, 1.0, "event e-1"),
-    Seed(rid(2), SeedSource.always, 1.0, "schema tool.code.v1"),
+    Seed(rid(1), "trigger", 1.0, "event e-1"),
+    Seed(rid(2), "always", 1.0, "schema tool.code.v1"),
 ]
 
 
@@ -100,7 +99,7 @@ def test_every_dropped_candidate_has_its_reason_and_stage(counter: TokenCounter)
 
 def test_trimmed_records_are_listed_as_dropped_at_render(counter: TokenCounter) -> None:
     g = graph([record(1), record(2)], [(1, 2, EdgeType.causal, 1.0)])
-    seeds = [Seed(rid(1), SeedSource.trigger)]
+    seeds = [Seed(rid(1), "trigger")]
     selection = select_within_budget(seeds, g, lambda _: 1, 10_000, max_nodes=5, fixed_overhead=0)
     only_trigger = Selection(selection.selected[:1], [], 10_000, 0, 1)
     room = assemble_text(only_trigger, g.records, render_plain, counter, 10_000).token_count

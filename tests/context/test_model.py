@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from tests.context.helpers import graph, record, rid
 
-from cairn.context import EdgeType, Seed, SeedSource
+from cairn.context import EdgeType, Seed
 
 
 def test_a_seed_score_outside_zero_to_one_is_refused() -> None:
     with pytest.raises(ValueError, match=r"0\.\.1"):
-        Seed(rid(1), SeedSource.semantic, 1.5)
+        Seed(rid(1), "semantic", 1.5)
 
 
 def test_neighbours_follow_edges_in_both_directions() -> None:

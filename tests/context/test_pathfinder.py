@@ -18,7 +18,6 @@ from cairn.context import (
     EdgeType,
     Graph,
     Seed,
-    SeedSource,
     Selection,
     select_within_budget,
 )
@@ -29,7 +28,7 @@ CAUSAL, TEMPORAL, TAG, SEMANTIC = (
     EdgeType.tag,
     EdgeType.semantic,
 )
-TRIGGER = Seed(rid(1), SeedSource.trigger, 1.0, "the trigger")
+TRIGGER = Seed(rid(1), "trigger", 1.0, "the trigger")
 # The tests below reason about fixed edge costs (causal 0.1, tag 0.3, temporal 0.5, a
 # semantic edge exactly 1 - similarity), not about the tuned defaults.
 COSTS = CostModel(causal=0.1, tag=0.3, temporal=0.5, semantic=0.0)
@@ -65,13 +64,13 @@ def test_records_are_taken_by_path_cost_from_every_seed_both_directions() -> Non
             (4, 5, TEMPORAL, 1.0),  # 5 at 0.2 + 0.5
         ],
     )
-    result = select(g, [TRIGGER, Seed(rid(4), SeedSource.semantic, 0.8, "similar")])
+    result = select(g, [TRIGGER, Seed(rid(4), "semantic", 0.8, "similar")])
     assert order(result) == [1, 2, 4, 3, 5]
     costs = {item.record_id.int: round(item.path_cost, 6) for item in result.selected}
     assert costs == {1: 0.0, 2: 0.1, 4: 0.2, 3: 0.3, 5: 0.7}
     five = result.selected[-1]
     assert (five.source, five.via, five.hops, five.seed_score) == (
-        SeedSource.semantic,
+        "semantic",
         rid(4),
         1,
         None,
@@ -93,9 +92,9 @@ def test_a_semantic_edge_adds_the_base_cost_to_one_minus_its_similarity() -> Non
 
 def test_a_cheaper_path_through_the_graph_beats_a_record_own_seed_cost() -> None:
     g = graph([record(1), record(2)], [(1, 2, CAUSAL, 1.0)])
-    result = select(g, [TRIGGER, Seed(rid(2), SeedSource.semantic, 0.3)])
+    result = select(g, [TRIGGER, Seed(rid(2), "semantic", 0.3)])
     reached = result.selected[1]
-    assert (reached.source, reached.via, reached.hops) == (SeedSource.trigger, rid(1), 1)
+    assert (reached.source, reached.via, reached.hops) == ("trigger", rid(1), 1)
     assert reached.seed_score == 0.3  # still reported: the record is a seed as well
 
 
@@ -156,7 +155,7 @@ def test_paths_end_at_max_hops_however_cheap_the_edges() -> None:
 
 def test_the_trigger_comes_first_even_against_a_perfect_semantic_match() -> None:
     g = graph([record(1), record(2)])
-    result = select(g, [Seed(rid(2), SeedSource.semantic, 1.0), TRIGGER])
+    result = select(g, [Seed(rid(2), "semantic", 1.0), TRIGGER])
     assert order(result) == [1, 2]
     assert result.trigger_id == rid(1)
 
@@ -173,7 +172,7 @@ def test_a_trigger_larger_than_the_budget_is_reported_not_fatal() -> None:
 
 def test_seeds_missing_from_the_graph_and_unreachable_records_are_named() -> None:
     g = graph([record(1), record(9)])
-    result = select(g, [TRIGGER, Seed(rid(7), SeedSource.always)])
+    result = select(g, [TRIGGER, Seed(rid(7), "always")])
     assert order(result) == [1]
     reasons = {(d.record_id.int, d.reason) for d in result.dropped}
     assert reasons == {(7, DropReason.not_loaded), (9, DropReason.unreachable)}
@@ -181,19 +180,19 @@ def test_seeds_missing_from_the_graph_and_unreachable_records_are_named() -> Non
 
 def test_a_record_seeded_twice_is_taken_once_from_its_cheapest_seed() -> None:
     g = graph([record(1), record(2)])
-    seeds = [TRIGGER, Seed(rid(2), SeedSource.session, 0.2), Seed(rid(2), SeedSource.semantic, 0.9)]
+    seeds = [TRIGGER, Seed(rid(2), "session", 0.2), Seed(rid(2), "semantic", 0.9)]
     result = select(g, seeds)
     assert order(result) == [1, 2]
     second = result.selected[1]
-    assert (second.source, second.seed_score) == (SeedSource.semantic, 0.9)
+    assert (second.source, second.seed_score) == ("semantic", 0.9)
 
 
 def test_seed_costs_follow_source_and_score() -> None:
     assert DEFAULT_COSTS.seed_cost(TRIGGER) == 0.0
-    assert DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.always, 1.0)) == 0.05
-    assert DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.session, 1.0)) == 0.02
-    assert round(DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.always, 0.5)), 6) == 0.3
-    assert round(DEFAULT_COSTS.seed_cost(Seed(rid(2), SeedSource.semantic, 0.75)), 6) == 0.25
+    assert DEFAULT_COSTS.seed_cost(Seed(rid(2), "always", 1.0)) == 0.05
+    assert DEFAULT_COSTS.seed_cost(Seed(rid(2), "session", 1.0)) == 0.02
+    assert round(DEFAULT_COSTS.seed_cost(Seed(rid(2), "always", 0.5)), 6) == 0.3
+    assert round(DEFAULT_COSTS.seed_cost(Seed(rid(2), "semantic", 0.75)), 6) == 0.25
 
 
 def test_equal_costs_break_by_source_then_newest_then_id() -> None:
@@ -202,10 +201,10 @@ def test_equal_costs_break_by_source_then_newest_then_id() -> None:
     )
     seeds = [
         TRIGGER,
-        Seed(rid(2), SeedSource.session, 1.0),  # 0.02
-        Seed(rid(3), SeedSource.semantic, 0.98),  # 0.02, but semantic ranks before session
-        Seed(rid(4), SeedSource.session, 1.0),  # 0.02, newer than 2
-        Seed(rid(5), SeedSource.session, 1.0),  # same time as 4: id decides
+        Seed(rid(2), "session", 1.0),  # 0.02
+        Seed(rid(3), "semantic", 0.98),  # 0.02, but semantic ranks before session
+        Seed(rid(4), "session", 1.0),  # 0.02, newer than 2
+        Seed(rid(5), "session", 1.0),  # same time as 4: id decides
     ]
     assert order(select(g, seeds)) == [1, 3, 4, 5, 2]
 
@@ -221,7 +220,7 @@ def random_case(rng: random.Random, n: int) -> tuple[Graph, list[Seed]]:
         )
         for _ in range(n * 2)
     ]
-    sources = [SeedSource.always, SeedSource.session, SeedSource.semantic]
+    sources = ["always", "session", "semantic"]
     seeds = [TRIGGER] + [
         Seed(rid(rng.randint(2, n)), rng.choice(sources), rng.choice([0.5, 0.8, 1.0]))
         for _ in range(n // 4)

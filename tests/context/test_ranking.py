@@ -21,7 +21,7 @@ from tests.context.test_pathfinder import (
     tokens,
 )
 
-from cairn.context import DropReason, Seed, SeedSource, Selection
+from cairn.context import DropReason, Seed, Selection
 from cairn.context.agents import Agent, Ranking, parse_agent
 from cairn.context.ranking import Embeddings, MaximalMarginalRelevance, near_duplicates
 
@@ -132,7 +132,7 @@ def test_max_path_cost_leaves_out_graph_records_but_not_seeds() -> None:
         [record(n) for n in (1, 2, 3, 4)],
         [(2, 3, TEMPORAL, 1.0), (3, 4, CAUSAL, 1.0)],
     )
-    weak = Seed(rid(2), SeedSource.semantic, 0.2)  # costs 0.8, above the floor
+    weak = Seed(rid(2), "semantic", 0.2)  # costs 0.8, above the floor
     result = select(g, [TRIGGER, weak], max_path_cost=0.6)
     assert order(result) == [1, 2]
     # Beyond the floor is beyond it for everything further along the path, too.
@@ -157,9 +157,9 @@ def test_mmr_takes_a_different_record_before_a_near_copy_of_one_taken() -> None:
     g = graph([record(n) for n in (1, 2, 3, 4)], [])
     seeds = [
         TRIGGER,
-        Seed(rid(2), SeedSource.semantic, 0.9),
-        Seed(rid(3), SeedSource.semantic, 0.85),  # nearly 2
-        Seed(rid(4), SeedSource.semantic, 0.6),  # unlike 2
+        Seed(rid(2), "semantic", 0.9),
+        Seed(rid(3), "semantic", 0.85),  # nearly 2
+        Seed(rid(4), "semantic", 0.6),  # unlike 2
     ]
     vectors = {2: [1.0, 0.0], 3: [1.0, 0.05], 4: [0.0, 1.0]}
     assert order(select(g, seeds)) == [1, 2, 3, 4]
@@ -172,9 +172,9 @@ def test_a_record_offered_but_too_large_does_not_count_as_taken() -> None:
     g = graph([record(n) for n in (1, 2, 3, 4)], [])
     seeds = [
         TRIGGER,
-        Seed(rid(2), SeedSource.semantic, 0.9),  # too large
-        Seed(rid(3), SeedSource.semantic, 0.85),  # nearly 2
-        Seed(rid(4), SeedSource.semantic, 0.6),
+        Seed(rid(2), "semantic", 0.9),  # too large
+        Seed(rid(3), "semantic", 0.85),  # nearly 2
+        Seed(rid(4), "semantic", 0.6),
     ]
     vectors = {2: [1.0, 0.0], 3: [1.0, 0.05], 4: [0.0, 1.0]}
     result = select(g, seeds, budget=100, cost=tokens({2: 500}), picker=mmr(vectors, 0.5))

@@ -18,7 +18,6 @@ from cairn.context import (
     Record,
     Section,
     Seed,
-    SeedSource,
     Selected,
     Selection,
     TokenCounter,
@@ -37,7 +36,7 @@ def selection_of(*numbers: int, trigger: int | None = None) -> Selection:
     selected = [
         Selected(
             rid(n),
-            SeedSource.trigger if n == trigger else SeedSource.always,
+            "trigger" if n == trigger else "always",
             None,
             0.0,
             0,
@@ -215,7 +214,7 @@ def test_the_exact_count_never_exceeds_the_budget(
     )
     blocks = ItemBlocks(lambda r: str(r.context["body"]), counter)
     selection = select_within_budget(
-        [Seed(rid(1), SeedSource.trigger)],
+        [Seed(rid(1), "trigger")],
         g,
         blocks.cost_of(g.records),
         budget,

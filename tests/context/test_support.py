@@ -6,14 +6,14 @@ import random
 
 from tests.context.helpers import graph, record, rid
 
-from cairn.context import EdgeType, Seed, SeedSource
+from cairn.context import EdgeType, Seed
 from cairn.context.support import with_neighbour_support
 
 TEMPORAL, TAG, SEMANTIC = EdgeType.temporal, EdgeType.tag, EdgeType.semantic
 
 
 def semantic(n: int, score: float) -> Seed:
-    return Seed(rid(n), SeedSource.semantic, score, f"similarity {score}")
+    return Seed(rid(n), "semantic", score, f"similarity {score}")
 
 
 def scores(seeds: list[Seed]) -> dict[int, float]:
@@ -42,10 +42,10 @@ def test_gains_do_not_feed_each_other() -> None:
 def test_only_temporal_edges_between_semantic_seeds_count() -> None:
     seeds = [
         semantic(1, 0.5),
-        Seed(rid(2), SeedSource.session, 1.0),
+        Seed(rid(2), "session", 1.0),
         semantic(3, 0.5),
         semantic(4, 0.9),
-        Seed(rid(5), SeedSource.trigger, 1.0),
+        Seed(rid(5), "trigger", 1.0),
     ]
     edges = [
         (1, 2, TEMPORAL, 1.0),  # a session seed gives no support

@@ -125,3 +125,81 @@ async def test_edges_never_cross_tenants(client: httpx.AsyncClient, app: FastAPI
         assert row is not None
         await build_edges(session, row, EdgeOptions())
     assert not await _edges(app, [mine, theirs])
+
+
+async def _set_status(client: httpx.AsyncClient, record_id: uuid.UUID, status: str) -> None:
+    url = f"/breadcrumbs/{record_id}/context/merge"
+    response = await client.post(url, json={"context": {"status": status}})
+    assert response.status_code == 200, response.text
+
+
+def _handoff(task: str, status: str, **context: object) -> dict[str, object]:
+    body = {"task": task, "summary": f"{task} summary", "status": status, **context}
+    return {"schema_name": "task.handoff.v1", "title": task, "context": body}
+
+
+async def test_listed_dependencies_link_only_once_finished(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    done = await _post(client, **_handoff("Login", "completed"))
+    running = await _post(client, **_handoff("Logout", "in_progress"))
+    plain = await _post(client, title="design note", context={"text": "tokens expire"})
+    listed = [str(done), str(running), str(plain), str(uuid.uuid4()), "not-an-id", 7]
+    task = await _post(
+        client, schema_name="task.v1", title="Refresh tokens",
+        context={"objective": "refresh", "dependencies": listed[:3], "depends_on": listed[3:]},
+    )  # fmt: skip
+    await _build(app, [done, running, plain, task])
+    causal = {(a, b) for a, b, kind in await _edges(app, [done, running, plain, task]) if kind == 0}
+    assert causal == {(done, task), (plain, task)}
+
+
+async def test_a_dependency_finishing_later_links_and_unfinishing_takes_it_back(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    handoff = await _post(client, **_handoff("Schema", "in_progress"))
+    task = await _post(
+        client, schema_name="task.v1", title="Migrate",
+        context={"objective": "migrate", "depends_on": [str(handoff)]},
+    )  # fmt: skip
+    other = await _post(
+        client, schema_name="task.v1", title="Backfill", tags=["backfill"],
+        context={"objective": "backfill", "dependencies": [str(handoff)]},
+    )  # fmt: skip
+    ids = [handoff, task, other]
+    await _build(app, ids)
+    assert not {edge for edge in await _edges(app, ids) if edge[2] == CAUSAL}
+    await _set_status(client, handoff, "completed")
+    await _build(app, [handoff])  # only the dependency is rebuilt: it finds its dependents
+    causal = {edge for edge in await _edges(app, ids) if edge[2] == CAUSAL}
+    assert causal == {(handoff, task, CAUSAL), (handoff, other, CAUSAL)}
+    await _set_status(client, handoff, "blocked")
+    await _build(app, [handoff])
+    assert not {edge for edge in await _edges(app, ids) if edge[2] == CAUSAL}
+
+
+async def test_a_dependent_rebuilt_drops_a_dependency_that_is_no_longer_finished(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    handoff = await _post(client, **_handoff("Cache", "completed"))
+    task = await _post(
+        client, schema_name="task.v1", title="Warm cache",
+        context={"objective": "warm", "dependencies": [str(handoff)]},
+    )  # fmt: skip
+    reply = await _post(
+        client, title="thanks", context={"reply_to": str(handoff), "dependencies": [str(handoff)]}
+    )
+    await _build(app, [task, reply])
+    assert {(handoff, task, CAUSAL), (handoff, reply, CAUSAL)} <= await _edges(
+        app, [handoff, task, reply]
+    )
+    # The status changes and only the dependents are rebuilt (the events may come in any order).
+    query = text(
+        'UPDATE breadcrumbs SET context = context || \'{"status": "failed"}\' WHERE id = :id'
+    )
+    async with app.state.resources.system_engine.begin() as connection:
+        await connection.execute(query, {"id": handoff})
+    await _build(app, [task, reply])
+    edges = await _edges(app, [handoff, task, reply])
+    assert (handoff, task, CAUSAL) not in edges
+    assert (handoff, reply, CAUSAL) in edges  # its reply_to still links them

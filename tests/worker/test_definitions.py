@@ -18,6 +18,7 @@ from cairn.config import Settings
 from cairn.context.agents import AGENT_SCHEMA
 from cairn.context.blacklist import BLACKLIST_SCHEMA
 from cairn.context.builder import ContextBuilder
+from cairn.context.domains import DOMAINS_SCHEMA
 from cairn.events.payloads import STREAM_NAME
 from cairn.transforms import Transforms
 from cairn.transforms.definitions import SCHEMA_DEFINITION
@@ -83,13 +84,13 @@ async def test_an_agent_created_after_two_workers_started_reaches_both(
 
 
 async def test_every_definition_schema_counts_as_a_definition_change(app: FastAPI) -> None:
-    """The trigger of revision 0011 names the schemas the caches hold: the same as the code's."""
+    """The trigger of revisions 0011/0013 names the schemas the caches hold: the code's."""
     query = text(
         "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'definitions_written'"
     )
     async with app.state.resources.system_engine.connect() as connection:
         definition = (await connection.execute(query)).scalar_one()
-    for schema in (AGENT_SCHEMA, BLACKLIST_SCHEMA, SCHEMA_DEFINITION):
+    for schema in (AGENT_SCHEMA, BLACKLIST_SCHEMA, SCHEMA_DEFINITION, DOMAINS_SCHEMA):
         assert f"'{schema}'" in definition
 
 

@@ -191,6 +191,13 @@ class RecordRoutes:
         return call("latest_context", AssembledContext, path=path, params=params)
 
     @route
+    def context_debug(self, agent_id: str, *, session: str | None = None) -> Call[str]:
+        """How the newest context of an agent (in ``session``) was computed, as Markdown:
+        signals, knowledge matched, dependencies, filtering and sections."""
+        path, params = {"agent_id": agent_id}, {"session": session}
+        return call("context_debug", str, path=path, params=params)
+
+    @route
     def assemble(self, trigger_id: Id, agent_id: str) -> Call[AssembledContext]:
         """Assemble (and store) ``agent_id``'s context for a stored trigger record, now."""
         body = {"trigger_id": str(trigger_id), "agent_id": agent_id}

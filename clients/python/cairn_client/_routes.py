@@ -38,6 +38,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "events": ("GET", "/events/stream"),
     # contexts
     "latest_context": ("GET", "/contexts/{consumer_id}"),
+    "context_debug": ("GET", "/contexts/{agent_id}/debug"),
     "assemble": ("POST", "/contexts/assemble"),
     "query_context": ("POST", "/contexts/query"),
     # webhooks and dead letters

@@ -25,6 +25,7 @@ from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
 from cairn.context import endpoints as contexts
 from cairn.context.builder import ContextBuilder
+from cairn.context.relabel import Relabeller, run_relabelling
 from cairn.db.engine import (
     bypasses_rls,
     create_engine,
@@ -126,6 +127,11 @@ async def _open(
         resources.system_sessions, embedder, settings.embedding.retry_interval_s
     )
     resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
+    relabeller = Relabeller(
+        resources.system_sessions, embedder, batch=settings.context.domains_relabel_batch
+    )
+    relabel = run_relabelling(relabeller, settings.context.domains_relabel_interval_s)
+    resources.background.append(asyncio.create_task(relabel, name="domain-relabel"))
     forget = contexts.answers.forget_on_commit(sessions)
     resources.background.append(asyncio.create_task(forget, name="context-answers"))
     if settings.nats_url:

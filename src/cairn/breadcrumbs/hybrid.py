@@ -1,6 +1,6 @@
 """``GET /breadcrumbs/search?mode=hybrid``: dense and BM25 fused, ranked exactly as the
-context builder ranks its semantic seeds (context.seeds), so what a search finds is what an
-agent's context would be seeded with.
+context builder ranks its semantic seeds (context.sources.semantic), so what a search finds
+is what an agent's context would be seeded with.
 
 The query text is embedded as it is (as vector mode does) and its lexemes are PostgreSQL's
 ``to_tsvector('english', q)``, as a record's ``search_vector`` is of its ``llm_text``. With
@@ -20,7 +20,7 @@ from cairn.breadcrumbs.queries import BreadcrumbReader
 from cairn.breadcrumbs.repository import ListFilter
 from cairn.breadcrumbs.schemas import SearchHit
 from cairn.context.agents import SemanticSource
-from cairn.context.seeds import rank_hybrid
+from cairn.context.sources.semantic import rank_hybrid
 from cairn.context.terms import CommonWords
 from cairn.context.trigger import Probe
 from cairn.embedding import entity_keywords

@@ -245,7 +245,7 @@ async def list_breadcrumbs(
 
 _LIST_COLUMNS = (
     "id", "title", "tags", "schema_name", "version", "updated_at", "created_at",
-    "description", "semantic_version", "context", "llm_hints",
+    "description", "semantic_version", "context", "llm_hints", "domains",
 )  # fmt: skip
 
 
@@ -389,7 +389,7 @@ async def store_embedding(
     statement = (
         update(breadcrumbs)
         .where(breadcrumbs.c.id == breadcrumb_id, breadcrumbs.c.llm_text == llm_text)
-        .values(embedding=list(embedding))
+        .values(embedding=list(embedding), domains_version=None)  # labels: relabel with it
     )
     result = await session.execute(statement)
     return bool(getattr(result, "rowcount", 0))

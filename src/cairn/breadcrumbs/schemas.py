@@ -112,6 +112,10 @@ class BreadcrumbContextView(BreadcrumbListItem):
     context: dict[str, Any]
     llm_hints: dict[str, Any] | None
     created_at: datetime
+    domains: list[str] = Field(
+        default_factory=list,
+        description="domain labels under the tenant's context.domains.v1 (empty: none apply)",
+    )
     transform: TransformExplanation | None = Field(
         default=None, exclude_if=lambda value: value is None
     )

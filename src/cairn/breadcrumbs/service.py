@@ -34,6 +34,8 @@ from cairn.breadcrumbs.validation import (
     checksum,
 )
 from cairn.context.definitions import check_definition
+from cairn.context.domain_store import labels_for, store_domains
+from cairn.context.domains import DOMAINS_SCHEMA
 from cairn.edges import repository as edges
 from cairn.embedding import entity_keywords, tag_pointers
 from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
@@ -90,6 +92,7 @@ class BreadcrumbWriter(BreadcrumbService):
         )
         await self._record(row, ChangeKind.created, change="create")
         self._definitions_changed(row)
+        await self._domains_written(row)
         return result
 
     async def update(
@@ -181,6 +184,7 @@ class BreadcrumbWriter(BreadcrumbService):
             if row is not None:
                 await self._record(row, ChangeKind.updated, change=change_name, reason=reason)
                 self._definitions_changed(current, row)
+                await self._domains_written(row)
                 return row
             if if_match is not None:
                 raise PreconditionFailed(f"version {if_match} was changed concurrently")
@@ -229,12 +233,17 @@ class BreadcrumbWriter(BreadcrumbService):
                 "entity_keywords": tag_pointers(merged["tags"]),
                 "llm_text": None,
                 "embedding": None,
-            }
+            } | _unlabelled(current)
         llm_text = await self._llm_text(merged, new_id)
         out: dict[str, Any] = {"entity_keywords": entity_keywords(merged["tags"], llm_text)}
         if current is None or llm_text != current["llm_text"]:
             out["llm_text"] = llm_text
             out["embedding"] = await self._embed(llm_text)
+        labels = await labels_for(
+            self.session, self.principal.owner_id, self.embedder, {**merged, **out}
+        )
+        if labels.version is not None or (current is not None and current["domains_version"]):
+            out |= {"domains": list(labels.domains), "domains_version": labels.version}
         return out
 
     async def _llm_text(self, record: Mapping[str, Any], new_id: uuid.UUID | None) -> str:
@@ -253,6 +262,13 @@ class BreadcrumbWriter(BreadcrumbService):
         names = set().union(*(defined_schemas(row["tags"]) for row in rows if is_definition(row)))
         if names:
             self.transforms.invalidate_after_commit(self.session, names)
+
+    async def _domains_written(self, row: Row) -> None:
+        """A domains definition: its example centroids are embedded now and stored, for the
+        worker (which runs no encoder) and the writes that follow."""
+        if row["schema_name"] == DOMAINS_SCHEMA:
+            owner, version = self.principal.owner_id, row["checksum"]
+            await store_domains(self.session, owner, version, row["context"], self.embedder)
 
     async def _embed(self, text: str) -> list[float] | None:
         try:
@@ -300,6 +316,13 @@ class BreadcrumbWriter(BreadcrumbService):
         if found["request_hash"] != request_hash:
             raise Conflict(f"Idempotency-Key '{key}' was used with a different request body")
         return CreatedResult.model_validate(found["response"])
+
+
+def _unlabelled(current: Row | None) -> dict[str, Any]:
+    """Assembled contexts carry no labels (a record may become one by an update)."""
+    if current is None or not current["domains_version"]:
+        return {}
+    return {"domains": [], "domains_version": None}
 
 
 def _check_idempotency_key(key: str) -> None:

@@ -9,6 +9,7 @@ from cairn.context.budget import resolve_budget
 from cairn.context.explain import Timer, build_explain
 from cairn.context.model import (
     SECTION_ORDER,
+    TRIGGER_SOURCE,
     Budget,
     BudgetSource,
     Dropped,
@@ -21,7 +22,6 @@ from cairn.context.model import (
     RenderedItem,
     Section,
     Seed,
-    SeedSource,
     Selected,
     Selection,
 )
@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_COSTS",
     "DEFAULT_ENCODING",
     "SECTION_ORDER",
+    "TRIGGER_SOURCE",
     "Budget",
     "BudgetSource",
     "CostModel",
@@ -61,7 +62,6 @@ __all__ = [
     "RenderedItem",
     "Section",
     "Seed",
-    "SeedSource",
     "Selected",
     "Selection",
     "Timer",

@@ -8,8 +8,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from cairn.context.sections import (
+    DEFAULT_HEADING,
+    ORDERS,
+    TIERS,
+    SectionMatch,
+    Sections,
+    SectionSpec,
+)
 
 AGENT_SCHEMA = "agent.def.v1"
 CONTEXT_SCHEMA = "agent.context.v1"
@@ -82,7 +91,23 @@ class Agent:
     session_limit: int
     context_budget: int | None
     llm_config_id: str | None
+    # ``graph.scope``: how far the graph walk may go. Unset, it follows the semantic
+    # source: a session-scoped agent gets no records of other sessions through the graph.
+    graph_scope: str | None = None
+    # ``context_sources`` as written: a source that the fields above do not cover reads its
+    # own entry (context.sources.<name>.parse).
+    context_sources: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    # ``domains.isolate``: when the tenant defines domains, leave out records of domains
+    # isolated from the trigger's (context.isolation). On unless the agent says false.
+    isolate_domains: bool = True
+    sections: Sections | None = field(default=None, hash=False)  # None: the classic layout
     ranking: Ranking = Ranking()
+
+    @property
+    def session_scoped_graph(self) -> bool:
+        """Whether the graph walk stays inside the trigger's sessions."""
+        scope = self.graph_scope or self.semantic.scope
+        return scope == "session"
 
     def triggered_by(self, event: Mapping[str, Any]) -> bool:
         if event.get("schema_name") == CONTEXT_SCHEMA:
@@ -118,8 +143,78 @@ def parse_agent(
         session_limit=_session_limit(sources.get("session")),
         context_budget=budget if isinstance(budget, int) and budget > 0 else None,
         llm_config_id=llm_config if isinstance(llm_config, str) and llm_config else None,
+        graph_scope=_graph_scope(context.get("graph")),
+        context_sources=dict(sources) if isinstance(sources, Mapping) else {},
+        isolate_domains=_isolate(context.get("domains")),
+        sections=parse_sections(context),
         ranking=_ranking(context.get("ranking")),
     )
+
+
+def parse_sections(context: Mapping[str, Any]) -> Sections | None:
+    """The agent's section layout; None when it declares no (usable) section. A section
+    without a name or title is skipped, as is a second one of the same name."""
+    specs: dict[str, SectionSpec] = {}
+    raw = context.get("sections")
+    for item in raw if isinstance(raw, list) else ():
+        spec = _section(item) if isinstance(item, Mapping) else None
+        if spec is not None and spec.name not in specs:
+            specs[spec.name] = spec
+    if not specs:
+        return None
+    limits = context.get("complexity_limits")
+    layout = context.get("layout")
+    heading = layout.get("heading") if isinstance(layout, Mapping) else None
+    return Sections(
+        specs=tuple(specs.values()),
+        complexity_limits={
+            tier: {k: v for k, v in by_name.items() if k in specs and _count(v)}
+            for tier, by_name in (limits.items() if isinstance(limits, Mapping) else ())
+            if tier in TIERS and isinstance(by_name, Mapping)
+        },
+        heading=heading if isinstance(heading, str) else DEFAULT_HEADING,
+    )
+
+
+def _section(item: Mapping[str, Any]) -> SectionSpec | None:
+    name, title = item.get("name"), item.get("title")
+    if not isinstance(name, str) or not name or not isinstance(title, str):
+        return None
+    raw_match = item.get("match")
+    match: Mapping[str, Any] = raw_match if isinstance(raw_match, Mapping) else {}
+    max_tokens, share, max_items = item.get("max_tokens"), item.get("share"), item.get("max_items")
+    order_by, empty_text, intro = item.get("order_by"), item.get("empty_text"), item.get("intro")
+    return SectionSpec(
+        name=name,
+        title=title,
+        match=SectionMatch(
+            schemas=_strings(match.get("schemas")),
+            tags=_strings(match.get("tags")),
+            domains=_strings(match.get("domains")),
+            sources=_strings(match.get("sources")),
+            where=_where(match.get("where")),
+        ),
+        max_tokens=max_tokens if _count(max_tokens) and max_tokens else None,
+        share=float(share) if isinstance(share, int | float) and 0 < share <= 1 else None,
+        max_items=max_items if _count(max_items) else None,
+        order_by=order_by if order_by in ORDERS else "relevance",
+        empty_text=empty_text if isinstance(empty_text, str) else "",
+        intro=intro if isinstance(intro, str) else "",
+    )
+
+
+def _where(raw: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    if not isinstance(raw, Mapping):
+        return ()
+    return tuple(
+        (path, tuple(value) if isinstance(value, list) else (value,))
+        for path, value in raw.items()
+        if isinstance(path, str)
+    )
+
+
+def _count(raw: Any) -> bool:
+    return isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0
 
 
 def _always(item: Mapping[str, Any]) -> AlwaysSource:
@@ -165,6 +260,16 @@ def _number(raw: Mapping[str, Any], key: str, default: float | None) -> float | 
         return default
     value = raw[key]
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _isolate(raw: Any) -> bool:
+    return not (isinstance(raw, Mapping) and raw.get("isolate") is False)
+
+
+def _graph_scope(raw: Any) -> str | None:
+    if isinstance(raw, Mapping) and raw.get("scope") in ("session", "global"):
+        return str(raw["scope"])
+    return None
 
 
 def _session_limit(raw: Any) -> int:

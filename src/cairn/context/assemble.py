@@ -1,4 +1,5 @@
-"""One assembly: trigger → seeds → graph → render items → select → render → explain.
+"""One assembly: trigger → signals → seeds → graph → render items → select → render →
+explain.
 
 A chain of small stages with plain data between them; the timings and the explanation are
 collected as data. Writing the result is the caller's business (``context.write``).
@@ -6,33 +7,37 @@ collected as data. Writing the result is the caller's business (``context.write`
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.context import ranking
-from cairn.context import seeds as seeding
+from cairn.context import ranking, sources
 from cairn.context.agents import Agent
 from cairn.context.budget import resolve_budget
+from cairn.context.domains import DomainSet
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
+from cairn.context.isolation import classify_trigger, half_life_of, isolated_domains
+from cairn.context.layout import layout_for
 from cairn.context.model import (
+    TRIGGER_SOURCE,
     Budget,
     BudgetSource,
     Dropped,
     DropReason,
     Record,
     Seed,
-    SeedSource,
 )
-from cairn.context.pathfinder import DEFAULT_COSTS, select_within_budget
-from cairn.context.records import RecordCache
-from cairn.context.render import ItemBlocks, assemble_text, fixed_overhead
+from cairn.context.pathfinder import select_within_budget
+from cairn.context.recency import with_recency
+from cairn.context.records import RecordCache, isolated_sql
+from cairn.context.render import ItemBlocks
+from cairn.context.signals import extract_signals
 from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
@@ -78,39 +83,52 @@ async def assemble(
     common_words: CommonWords | None = None,
     timer: Timer | None = None,
     budget_override: int | None = None,
+    domains: DomainSet | None = None,
 ) -> Assembly:
     """The assembled context for ``agent`` and the trigger (stored or a query's, see
     context.trigger). ``timer`` may already hold the phases that found the trigger;
-    ``budget_override`` (an on-demand request's ``budget``) comes before every setting."""
+    ``budget_override`` (an on-demand request's ``budget``) comes before every setting;
+    ``domains``: the tenant's, if it defines any (context.isolation)."""
     timer = timer or Timer()
     owner = agent.owner_id
-    trigger, probe = found.record, found.probe
+    trigger = found.record
     # Keyword pointers: the trigger's tag pointers, then its stored entity keywords.
-    pointers = list(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
-    sessions = sorted(trigger.session_tags)
-    semantic = dataclasses.replace(
-        agent.semantic, min_similarity=agent.semantic.min_similarity * options.similarity_scale
+    pointers = tuple(dict.fromkeys([*tag_pointers(trigger.tags), *found.keywords]))
+    sessions = tuple(sorted(trigger.session_tags))
+    with timer.phase("signals"):
+        domain = None if domains is None else await classify_trigger(session, domains, agent, found)
+        signals = extract_signals(
+            found.text, trigger.tags, pointers, context=trigger.context, domain=domain
+        )
+    isolated = (
+        frozenset() if domains is None or domain is None else isolated_domains(domains, domain)
     )
+    request = sources.SeedRequest(
+        session, agent, found, pointers, sessions, excluded,
+        common_words=common_words, similarity_scale=options.similarity_scale, signals=signals,
+        isolated=isolated,
+    )  # fmt: skip
     with timer.phase("seeds"):
-        batches = [
-            seeding.SeedBatch([Seed(trigger.id, SeedSource.trigger, 1.0, "the trigger")], []),
-            await seeding.always_seeds(session, owner, agent.always, excluded, probe),
-            await seeding.semantic_seeds(
-                session, owner, probe, semantic, pointers, sessions, excluded,
-                common_words=common_words,
-            ),
-            await seeding.session_seeds(
-                session, owner, sessions, agent.session_limit, excluded, probe
-            ),
-        ]  # fmt: skip
+        batches = [await source.seeds(request) for source in sources.SOURCES]
     seeds, upstream = _merge(batches)
+    if isolated:  # whatever a source did not leave out itself
+        seeds, left_out = await _without_isolated(session, owner, seeds, isolated)
+        reported = {
+            item.record_id for item in upstream if item.reason is DropReason.isolated_domain
+        }
+        upstream += [item for item in left_out if item.record_id not in reported]
     with timer.phase("graph"):
         graph = await load_graph(
             session, owner, [s.record_id for s in seeds], excluded,
             radius=options.radius, fanout=options.fanout, preloaded={trigger.id: trigger},
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
             cache=record_cache, quiet=trigger.id,
+            scope=sessions if agent.session_scoped_graph else None, isolated=isolated,
         )  # fmt: skip
+    named = {item.record_id for item in upstream}  # a record is dropped once, where first met
+    walked_past = [
+        Dropped(node, DropReason.isolated_domain) for node in graph.isolated if node not in named
+    ]
     with timer.phase("render_items"):
         blocks = await item_blocks(session, owner, list(graph.records.values()))
     budget = (
@@ -126,21 +144,26 @@ async def assemble(
             others = [r for r in graph.records.values() if r.id != trigger.id]
             ranked = await ranking.rank(session, owner, others, agent.ranking, record_cache)
     with timer.phase("select"):
+        layout = layout_for(agent.sections, graph.records, blocks, counter, signals.tier)
+        aging = None if domains is None else half_life_of(domains)
+        if aging is not None:
+            seeds = with_recency(seeds, graph.records, aging, trigger.created_at)
         seeds = with_neighbour_support(seeds, graph, options.neighbour_support)
         selection = select_within_budget(
-            seeds, graph, blocks.cost_of(graph.records), budget.tokens,
-            max_nodes=options.max_nodes, fixed_overhead=fixed_overhead(counter),
-            max_hops=options.radius, max_path_cost=agent.ranking.max_path_cost,
-            duplicates=ranked.duplicates, picker=ranked.picker,
+            seeds, graph, layout.cost_of, budget.tokens,
+            max_nodes=options.max_nodes, fixed_overhead=layout.overhead,
+            max_hops=options.radius, admit=layout.admit,
+            max_path_cost=agent.ranking.max_path_cost, duplicates=ranked.duplicates,
+            picker=ranked.picker,
         )  # fmt: skip
+        selection = layout.allocate(selection)
     with timer.phase("render"):
-        rendered = assemble_text(
-            selection, graph.records, blocks.text, counter, budget.tokens, blocks=blocks
-        )
+        rendered = layout.render(selection, budget.tokens)
     explain = build_explain(
         seeds=seeds, selection=selection, rendered=rendered, budget=budget,
-        records=graph.records, upstream_dropped=upstream,
-    )  # fmt: skip
+        records=graph.records, upstream_dropped=upstream, signals=signals.as_explain(),
+        graph_dropped=walked_past,
+    ) | layout.explain(rendered)  # fmt: skip
     result = Assembly(agent.agent_id, trigger.id, sessions[0] if sessions else None)
     result.context = {
         "consumer_id": agent.agent_id,
@@ -158,13 +181,14 @@ async def assemble(
     return result
 
 
-def _merge(batches: list[seeding.SeedBatch]) -> tuple[list[Seed], list[Dropped]]:
-    """Seeds in source priority order; a record seeded twice keeps its first seed."""
+def _merge(batches: list[sources.SeedBatch]) -> tuple[list[Seed], list[Dropped]]:
+    """Seeds in source rank order; a record seeded twice keeps its first seed."""
     seeds: list[Seed] = []
     dropped: list[Dropped] = []
     seen: set[uuid.UUID] = set()
     for batch in batches:
         dropped += [Dropped(rid, DropReason.below_threshold) for rid, _ in batch.below_threshold]
+        dropped += [Dropped(rid, DropReason.isolated_domain) for rid in batch.isolated]
         for seed in batch.seeds:
             if seed.record_id in seen:
                 dropped.append(Dropped(seed.record_id, DropReason.duplicate))
@@ -174,10 +198,33 @@ def _merge(batches: list[seeding.SeedBatch]) -> tuple[list[Seed], list[Dropped]]
     return seeds, dropped
 
 
+_ISOLATED_SEEDS = text(
+    f"SELECT id FROM breadcrumbs b WHERE owner_id = :owner AND id = ANY(:ids)"
+    f" AND {isolated_sql('b')}"
+)
+
+
+async def _without_isolated(
+    session: AsyncSession, owner: uuid.UUID, seeds: list[Seed], isolated: frozenset[str]
+) -> tuple[list[Seed], list[Dropped]]:
+    """The seeds whose records are not of an isolated domain (the trigger always stays),
+    and the others as dropped — one query for every source."""
+    ids = [seed.record_id for seed in seeds if seed.source != TRIGGER_SOURCE]
+    params = {"owner": owner, "ids": ids, "isolated": sorted(isolated)}
+    found = set((await session.execute(_ISOLATED_SEEDS, params)).scalars()) if ids else set()
+    kept = [seed for seed in seeds if seed.record_id not in found]
+    dropped = [
+        Dropped(seed.record_id, DropReason.isolated_domain)
+        for seed in seeds
+        if seed.record_id in found
+    ]
+    return kept, dropped
+
+
 def _seed_costs(seeds: list[Seed]) -> dict[uuid.UUID, float]:
     costs: dict[uuid.UUID, float] = {}
     for seed in seeds:
-        cost = DEFAULT_COSTS.seed_cost(seed)
+        cost = sources.seed_cost(seed)
         costs[seed.record_id] = min(cost, costs.get(seed.record_id, cost))
     return costs
 

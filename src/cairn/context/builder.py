@@ -20,6 +20,7 @@ from cairn.context.agents import CONTEXT_SCHEMA, Agent
 from cairn.context.answers import AnswerCache
 from cairn.context.assemble import Assembly, AssemblyOptions, assemble
 from cairn.context.directory import Directory
+from cairn.context.domain_store import load_domains
 from cairn.context.explain import Timer
 from cairn.context.model import Record
 from cairn.context.ranking import single_threaded_blas
@@ -170,6 +171,7 @@ class ContextBuilder:
             item_blocks=self.item_blocks, options=self.options, record_cache=self.records,
             common_words=self.common_words, llm_config=await _llm_config(session, agent),
             timer=timer, budget_override=budget,
+            domains=await load_domains(session, agent.owner_id, self.embedder),
         )  # fmt: skip
 
     async def item_blocks(

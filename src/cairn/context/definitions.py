@@ -1,4 +1,4 @@
-"""Agent definitions and the blacklist are checked on write against the JSON Schemas in
+"""Agent definitions, the blacklist and the domains are checked on write against the JSON Schemas in
 ``schemas/``, so a broken one answers 422 naming the path instead of being skipped silently
 at assembly time."""
 
@@ -11,10 +11,13 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from cairn.context import sources
+from cairn.context.domains import DOMAINS_SCHEMA, check_domains
+from cairn.context.sections import check_sections
 from cairn.errors import InvalidInput
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[3] / "schemas"
-VALIDATED = ("agent.def.v1", "context.blacklist.v1")
+VALIDATED = ("agent.def.v1", "context.blacklist.v1", DOMAINS_SCHEMA)
 
 
 @cache
@@ -33,3 +36,7 @@ def check_definition(schema_name: str | None, context: Any) -> None:
         first = errors[0]
         path = "context" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.path)
         raise InvalidInput(f"{path}: {first.message}"[:500], extra={"path": path})
+    if schema_name == "agent.def.v1":
+        check_sections(context, sources.NAMES)
+    if schema_name == DOMAINS_SCHEMA:
+        check_domains(context)  # what a JSON Schema cannot say: unique names, known references

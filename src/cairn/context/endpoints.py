@@ -5,13 +5,15 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Response
+from fastapi import APIRouter, Header, Path, Query, Response
+from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
 from cairn.api.deps import PrincipalDep, ResourcesDep, SessionDep, require_role
 from cairn.breadcrumbs import repository
 from cairn.context import ondemand
-from cairn.context.agents import AGENT_SCHEMA
+from cairn.context.agents import AGENT_SCHEMA, CONTEXT_SCHEMA
+from cairn.context.debug import render_debug
 from cairn.context.ondemand import ContextAnswer, ContextQuery
 from cairn.context.write import context_record_id
 from cairn.errors import Forbidden, NotFound
@@ -21,6 +23,11 @@ router = APIRouter(prefix="/contexts", tags=["contexts"])
 
 AGENT_ID = ondemand.AGENT_ID
 DEGRADED_HEADER = "X-Cairn-Degraded"
+SESSION_ID = r"^(session:)?[^\s]{1,200}$"
+
+
+class MarkdownResponse(PlainTextResponse):
+    media_type = "text/markdown"
 
 
 class AssembleRequest(BaseModel):
@@ -52,6 +59,35 @@ async def latest_context(
         id=row["id"], version=row["version"], consumer_id=consumer_id, session=session_id,
         context=row["context"],
     )  # fmt: skip
+
+
+@router.get(
+    "/{agent_id}/debug",
+    dependencies=[require_role(Role.SUBSCRIBER)],
+    response_class=MarkdownResponse,
+)
+async def context_debug(
+    db: SessionDep,
+    principal: PrincipalDep,
+    agent_id: Annotated[str, Path(pattern=AGENT_ID)],
+    session: Annotated[str | None, Query(pattern=SESSION_ID)] = None,
+) -> MarkdownResponse:
+    """Seed 003's "Context Debug" block, as Markdown, for the newest assembly of
+    ``agent_id`` (in ``session``, when given): signals, knowledge matched, dependencies,
+    filtering and each section's allocation, read from the stored ``explain``."""
+    if session is None:
+        flt = repository.ListFilter(schema_name=CONTEXT_SCHEMA, tag=f"consumer:{agent_id}")
+        rows = await repository.list_breadcrumbs(db, principal.owner_id, flt, limit=1)
+        row = rows[0] if rows else None
+    else:
+        tag = "session:" + session.removeprefix("session:")
+        row = await repository.get(
+            db, principal.owner_id, context_record_id(principal.owner_id, agent_id, tag)
+        )
+    if row is None or row["schema_name"] != CONTEXT_SCHEMA:
+        where = f" in session {session!r}" if session else ""
+        raise NotFound(f"no context assembled for {agent_id!r}{where} yet")
+    return MarkdownResponse(render_debug(row["context"]))
 
 
 @router.post("/assemble", dependencies=[require_role(Role.EMITTER)])

@@ -46,14 +46,18 @@ def build_explain(
     budget: Budget,
     records: Mapping[UUID, Record],
     upstream_dropped: Sequence[Dropped] = (),
+    signals: Mapping[str, Any] | None = None,
+    graph_dropped: Sequence[Dropped] = (),
 ) -> dict[str, Any]:
     """Every seed; every record in the text (with its section); every candidate left out,
     with the stage that left it out: ``seeds`` (``upstream_dropped``: blacklist, threshold,
-    duplicates found while seeding), ``select`` (the pathfinder) or ``render`` (trimmed to
-    bring the exact count under budget)."""
+    duplicates found while seeding, isolated domains), ``graph`` (``graph_dropped``: records
+    of isolated domains the walk reached), ``select`` (the pathfinder) or ``render`` (trimmed to
+    bring the exact count under budget). ``signals``: what the trigger said (context.signals)."""
     trimmed = set(rendered.trimmed)
     sections = {item.record_id: item.section for item in rendered.items}
-    return {
+    explained: dict[str, Any] = {} if signals is None else {"signals": dict(signals)}
+    return explained | {
         "budget": {"tokens": budget.tokens, "source": budget.source.value},
         "token_count": rendered.token_count,
         "trigger_over_budget": selection.trigger_over_budget,
@@ -65,6 +69,7 @@ def build_explain(
         ],
         "dropped": [
             *(_dropped(item, "seeds") for item in upstream_dropped),
+            *(_dropped(item, "graph") for item in graph_dropped),
             *(_dropped(item, "select") for item in selection.dropped),
             *(_trimmed(item) for item in selection.selected if item.record_id in trimmed),
         ],
@@ -74,7 +79,7 @@ def build_explain(
 def _seed(seed: Seed) -> dict[str, Any]:
     return {
         "record_id": str(seed.record_id),
-        "source": seed.source.value,
+        "source": seed.source,
         "score": round(seed.score, _COST_DIGITS),
         "detail": seed.detail,
     }
@@ -86,7 +91,7 @@ def _selected(item: Selected, section: str, record: Record | None) -> dict[str, 
         "schema_name": record.schema_name if record else None,
         "title": record.title[:EXPLAIN_TITLE_CHARS] if record else None,
         "section": section,
-        "source": item.source.value,
+        "source": item.source,
         "seed_score": None if item.seed_score is None else round(item.seed_score, _COST_DIGITS),
         "path_cost": round(item.path_cost, _COST_DIGITS),
         "tokens": item.tokens,

@@ -4,6 +4,10 @@ Fan-out is capped per node and per direction (strongest edges first: causal befo
 temporal before tag before semantic, then by weight), the walk stays inside the owner, and
 it neither loads nor walks through blacklisted schemas.
 
+With ``scope`` (the trigger's sessions, for an agent whose graph is session-scoped), the
+walk neither loads nor walks through records of other sessions; records of no session
+(knowledge, tools) stay reachable.
+
 The trigger's own temporal edges (``quiet``) are neither walked nor returned: the records
 before it in its session are the session source's business (``session.limit``), so an
 agent that asks for no history does not get the latest turns through the back door.
@@ -21,15 +25,28 @@ assembly.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.model import Edge, EdgeType, Graph, Record
 from cairn.context.pathfinder import DEFAULT_COSTS, CostModel
-from cairn.context.records import RecordCache, load_records, load_records_cached
+from cairn.context.records import (
+    RecordCache,
+    isolated_sql,
+    load_records,
+    load_records_cached,
+)
+
+# A reached record is in scope: no scope is set, it shares a session with the trigger, or it
+# belongs to no session at all.
+_IN_SCOPE = (
+    "(CAST(:scope AS text[]) IS NULL OR b.tags && CAST(:scope AS text[])"
+    " OR NOT EXISTS (SELECT 1 FROM unnest(b.tags) AS tag WHERE starts_with(tag, 'session:')))"
+)
 
 
 def _not_quiet(node: str) -> str:
@@ -37,8 +54,7 @@ def _not_quiet(node: str) -> str:
     return f"(e.edge_type <> 1 OR {node} IS DISTINCT FROM CAST(:quiet AS uuid))"
 
 
-_WALK = text(
-    f"""
+_WALK = f"""
     WITH RECURSIVE walk(id, depth) AS (
         SELECT seed, 0 FROM unnest(CAST(:seeds AS uuid[])) AS seed
         UNION
@@ -57,41 +73,63 @@ _WALK = text(
         ) AS step
         JOIN breadcrumbs b ON b.id = step.id
         WHERE walk.depth < :radius
-          AND (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded)))
+          AND (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))) AND {_IN_SCOPE}
+          AND NOT {{isolated}}
     )
     SELECT DISTINCT id FROM walk
     """
-)
 
-# One hop of the ranked walk: every frontier node's strongest edges (fan-out capped per
-# direction), the reached record's best cost, the nearest :limit of them.
-_HOP = text(
-    f"""
-    SELECT step.id, min(frontier.cost + step.cost) AS cost
-    FROM unnest(CAST(:frontier AS uuid[]), CAST(:costs AS float8[])) AS frontier(id, cost)
-    CROSS JOIN LATERAL (
-        (SELECT e.to_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
-          WHERE e.from_id = frontier.id AND e.owner_id = :owner
-            AND {_not_quiet("frontier.id")}
-          ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
-        UNION ALL
-        (SELECT e.from_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
-          WHERE e.to_id = frontier.id AND e.owner_id = :owner
-            AND {_not_quiet("frontier.id")}
-          ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
-    ) AS hop
-    CROSS JOIN LATERAL (
-        SELECT hop.id, CASE hop.edge_type WHEN 0 THEN :causal WHEN 1 THEN :temporal
-                       WHEN 2 THEN :tag
-                       ELSE :semantic + greatest(0, least(1, 1 - hop.weight)) END AS cost
-    ) AS step
-    JOIN breadcrumbs b ON b.id = step.id
-    WHERE b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))
-    GROUP BY step.id
-    ORDER BY cost, step.id
-    LIMIT :limit
-    """
-)
+
+@cache
+def walk_query(isolating: bool) -> TextClause:
+    """The plain walk; ``isolating``: records of the ``:isolated`` domains are neither
+    loaded nor walked through."""
+    return text(_WALK.format(isolated=isolated_sql("b") if isolating else "false"))
+
+
+@cache
+def hop_query(costs: CostModel, isolating: bool = False) -> TextClause:
+    """One hop of the ranked walk: every frontier node's strongest edges (fan-out capped
+    per direction), the reached record's best cost, the nearest :limit of them. The edge
+    costs are the pathfinder's, generated from ``costs``. ``isolating``: records of the
+    ``:isolated`` domains are neither kept nor walked through; the nearest :limit of them
+    come back flagged, for the explanation."""
+    flag = f"bool_or({isolated_sql('b')})" if isolating else "false"
+    nearest = (
+        "(SELECT id, cost, false AS isolated FROM reached WHERE NOT isolated"
+        " ORDER BY cost, id LIMIT :limit)"
+        " UNION ALL (SELECT id, cost, true FROM reached WHERE isolated"
+        " ORDER BY cost, id LIMIT :limit)"
+        if isolating
+        else "SELECT id, cost, isolated FROM reached ORDER BY cost, id LIMIT :limit"
+    )
+    return text(
+        f"""
+        WITH reached AS (
+        SELECT hop.id, min(frontier.cost + hop.cost) AS cost, {flag} AS isolated
+        FROM unnest(CAST(:frontier AS uuid[]), CAST(:costs AS float8[])) AS frontier(id, cost)
+        CROSS JOIN LATERAL (
+            SELECT step.id, {costs.edge_cost_sql("step.edge_type", "step.weight")} AS cost
+            FROM (
+                (SELECT e.to_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
+                  WHERE e.from_id = frontier.id AND e.owner_id = :owner
+                    AND {_not_quiet("frontier.id")}
+                  ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+                UNION ALL
+                (SELECT e.from_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
+                  WHERE e.to_id = frontier.id AND e.owner_id = :owner
+                    AND {_not_quiet("frontier.id")}
+                  ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+            ) AS step
+        ) AS hop
+        JOIN breadcrumbs b ON b.id = hop.id
+        WHERE (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))) AND {_IN_SCOPE}
+        GROUP BY hop.id
+        )
+        {nearest}
+        """
+    )
+
 
 _EDGE_TYPES = {kind.value: kind for kind in EdgeType}
 
@@ -117,24 +155,32 @@ async def load_graph(
     costs: CostModel = DEFAULT_COSTS,
     cache: RecordCache | None = None,
     quiet: uuid.UUID | None = None,
+    scope: Sequence[str] | None = None,
+    isolated: frozenset[str] = frozenset(),
 ) -> Graph:
     """Records and edges within ``radius`` hops of ``seeds`` (``preloaded`` records, such as
     the trigger, are reused, not fetched again); at most the seeds plus the
     ``max_candidates`` nearest others (``seed_costs``: each seed's starting cost, 0 when
     absent). With a ``cache``, records it holds at their current version are not sent.
-    ``quiet``'s temporal edges are left out."""
+    ``quiet``'s temporal edges are left out; with ``scope``, records of other sessions; with
+    ``isolated`` domains, their records (listed in ``Graph.isolated`` when reached)."""
     seed_ids = list(dict.fromkeys(seeds))
     if max_candidates is None:
         params = {
             "seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius,
-            "excluded": sorted(excluded), "quiet": quiet,
+            "excluded": sorted(excluded), "quiet": quiet, "scope": _scope(scope),
+            "isolated": sorted(isolated),
         }  # fmt: skip
-        rows = await session.execute(_WALK, params)
+        rows = await session.execute(walk_query(bool(isolated)), params)
         reached = {row.id for row in rows} | set(preloaded or ())
+        isolated_ids: list[uuid.UUID] = []
     else:
         starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
-        walk = _RankedWalk(session, owner_id, excluded, fanout, costs, quiet)
+        walk = _RankedWalk(
+            session, owner_id, excluded, fanout, costs, quiet, _scope(scope), isolated
+        )
         reached = await walk.nearest(starts, radius, max_candidates) | set(preloaded or ())
+        isolated_ids = sorted(walk.isolated, key=lambda node: (walk.isolated[node], node.int))
     found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached), "quiet": quiet})
     edges = tuple(
         Edge(a, b, _EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in found.all()
@@ -145,7 +191,11 @@ async def load_graph(
         records.update(await load_records_cached(session, owner_id, missing, excluded, cache))
     elif missing:
         records.update(await load_records(session, owner_id, missing, excluded))
-    return Graph(records=records, edges=edges)
+    return Graph(records=records, edges=edges, isolated=tuple(isolated_ids))
+
+
+def _scope(scope: Sequence[str] | None) -> list[str] | None:
+    return None if scope is None else list(scope)
 
 
 class _RankedWalk:
@@ -159,13 +209,16 @@ class _RankedWalk:
         fanout: int,
         costs: CostModel,
         quiet: uuid.UUID | None,
+        scope: list[str] | None,
+        isolated: frozenset[str] = frozenset(),
     ) -> None:
         self.session = session
         self.params: dict[str, Any] = {
             "owner": owner_id, "excluded": sorted(excluded), "fanout": fanout, "quiet": quiet,
-            "causal": costs.causal, "temporal": costs.temporal, "tag": costs.tag,
-            "semantic": costs.semantic,
+            "scope": scope, "isolated": sorted(isolated),
         }  # fmt: skip
+        self.query = hop_query(costs, bool(isolated))
+        self.isolated: dict[uuid.UUID, float] = {}  # reached, left out: their least cost
 
     async def nearest(
         self, starts: Mapping[uuid.UUID, float], radius: int, limit: int
@@ -178,9 +231,13 @@ class _RankedWalk:
                 break
             ids = list(frontier)
             params = {"frontier": ids, "costs": [frontier[i] for i in ids], "limit": limit}
-            rows = (await self.session.execute(_HOP, self.params | params)).all()
+            rows = (await self.session.execute(self.query, self.params | params)).all()
             reached: dict[uuid.UUID, float] = {}
-            for node, cost in rows:
+            for node, cost, isolated in rows:
+                if isolated:
+                    if node not in starts:
+                        self.isolated[node] = min(cost, self.isolated.get(node, cost))
+                    continue
                 if cost < best.get(node, float("inf")):
                     best[node] = reached[node] = cost
             # Expand the nearest half of what is new; the rest stays a candidate.

@@ -6,7 +6,6 @@ into a ``Selection`` (pathfinder), a ``Rendered`` text (render) and an explanati
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
@@ -30,6 +29,7 @@ class Record:
     created_at: datetime
     updated_at: datetime
     version: int | None = None  # lets the transforms cache compiled instance hints
+    domains: tuple[str, ...] = ()  # stored domain labels (context.domains)
 
     @property
     def session_tags(self) -> frozenset[str]:
@@ -37,25 +37,19 @@ class Record:
         return frozenset(tag for tag in self.tags if tag.startswith(SESSION_PREFIX))
 
 
-class SeedSource(StrEnum):
-    """Where a seed came from; the order of declaration is also the tie-break rank."""
-
-    trigger = "trigger"
-    always = "always"
-    semantic = "semantic"
-    session = "session"
-
-
-SOURCE_RANK: Mapping[SeedSource, int] = {source: rank for rank, source in enumerate(SeedSource)}
+# The source every assembly's trigger is seeded by. The others are listed, in tie-break
+# order, in context.sources (one module each); a seed names its source by its name.
+TRIGGER_SOURCE = "trigger"
 
 
 @dataclass(frozen=True, slots=True)
 class Seed:
-    """A starting point of the search. ``score`` is in 0..1, higher is better: similarity for
-    semantic seeds, recency for session seeds (1.0 = newest), 1.0 for trigger and always."""
+    """A starting point of the search, from the source named ``source`` (context.sources).
+    ``score`` is in 0..1, higher is better: similarity for semantic seeds, recency for
+    session seeds (1.0 = newest), 1.0 for the trigger."""
 
     record_id: UUID
-    source: SeedSource
+    source: str
     score: float = 1.0
     detail: str = ""
 
@@ -91,6 +85,8 @@ class Graph:
 
     records: dict[UUID, Record]
     edges: tuple[Edge, ...] = ()
+    # Records the walk reached but left out: their domain is isolated from the trigger's.
+    isolated: tuple[UUID, ...] = ()
     _adjacency: dict[UUID, list[tuple[UUID, Edge]]] | None = field(
         init=False, repr=False, compare=False, default=None
     )
@@ -145,9 +141,10 @@ class Budget:
 class DropReason(StrEnum):
     """Why a candidate is not in the context. ``not_loaded`` (a seed whose record is missing
     from the graph, e.g. deleted in between) and ``unreachable`` (a loaded record no path
-    reaches) point at the loading stages rather than at selection. ``duplicate`` is a record
-    seeded twice; ``duplicate_content`` one whose embedding is nearly that of a record
-    already in the context (context.ranking)."""
+    reaches) point at the loading stages rather than at selection; ``isolated_domain``: the
+    record's domain is isolated from the trigger's (context.domains). ``duplicate`` is a
+    record seeded twice; ``duplicate_content`` one whose embedding is nearly that of a
+    record already in the context (context.ranking)."""
 
     over_budget = "over_budget"
     max_nodes = "max_nodes"
@@ -156,6 +153,9 @@ class DropReason(StrEnum):
     below_threshold = "below_threshold"
     not_loaded = "not_loaded"
     unreachable = "unreachable"
+    isolated_domain = "isolated_domain"
+    no_section = "no_section"  # the agent has sections and none matches the record
+    sections_full = "sections_full"  # its section's items or tokens are spent
     duplicate_content = "duplicate_content"
 
 
@@ -166,7 +166,7 @@ class Selected:
     on the path. ``seed_score`` is the record's own best seed score, if it is a seed."""
 
     record_id: UUID
-    source: SeedSource
+    source: str
     seed_score: float | None
     path_cost: float
     tokens: int
@@ -201,7 +201,7 @@ class Selection:
     def trigger_id(self) -> UUID | None:
         """The selected trigger record, if any."""
         for item in self.selected:
-            if item.source is SeedSource.trigger and item.hops == 0:
+            if item.source == TRIGGER_SOURCE and item.hops == 0:
                 return item.record_id
         return None
 
@@ -209,7 +209,7 @@ class Selection:
 @dataclass(frozen=True, slots=True)
 class RenderedItem:
     record_id: UUID
-    section: Section
+    section: Section | str  # an agent's own section, by name, when it has sections
     tokens: int
 
 

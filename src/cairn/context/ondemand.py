@@ -149,7 +149,7 @@ def _inline_agent(principal: Principal, raw: dict[str, Any], agent_id: str | Non
 
 async def _embed(builder: ContextBuilder, text: str) -> list[float] | None:
     """The query's embedding, or None when the embedder is down (the lexical half still
-    scores: seeds without a similarity, see context.seeds)."""
+    scores: seeds without a similarity, see context.sources)."""
     try:
         async with asyncio.timeout(EMBED_TIMEOUT_S):
             (vector,) = await builder.embedder.embed([text])

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from typing import Protocol
 from uuid import UUID
 
+from cairn.context import sources
 from cairn.context.model import (
-    SOURCE_RANK,
+    TRIGGER_SOURCE,
     Dropped,
     DropReason,
     Edge,
     EdgeType,
     Graph,
     Seed,
-    SeedSource,
     Selected,
     Selection,
 )
@@ -36,19 +36,12 @@ _SCALE = 1_000_000_000
 
 @dataclass(frozen=True, slots=True)
 class CostModel:
-    """Path costs; lower is closer to the trigger. A seed starts at ``base + span * (1 -
-    score)`` of its source (the trigger at 0); each edge adds its type's cost, a semantic
-    edge ``semantic + (1 - similarity)``."""
+    """Path costs; lower is closer to the trigger. A seed starts where its source says
+    (context.sources: ``base + span * (1 - score)``, the trigger at 0); each edge adds its
+    type's cost, a semantic edge ``semantic + (1 - similarity)``. The graph stage ranks
+    what it loads with the same costs, in SQL generated from this model
+    (:meth:`edge_cost_sql`)."""
 
-    # An always-source seed's score is its similarity to the trigger: the relevant ones go
-    # first when the budget cannot hold them all. The newest turns of the session come
-    # before almost everything else.
-    always_base: float = 0.05
-    always_span: float = 0.5
-    session_base: float = 0.02
-    session_span: float = 0.3
-    semantic_base: float = 0.0
-    semantic_span: float = 1.0
     causal: float = 0.1
     # The turns next to a relevant turn come cheap: in a conversation, that is where the
     # rest of an answer sits.
@@ -62,14 +55,7 @@ class CostModel:
     semantic: float = 0.3
 
     def seed_cost(self, seed: Seed) -> float:
-        if seed.source is SeedSource.trigger:
-            return 0.0
-        base, span = {
-            SeedSource.always: (self.always_base, self.always_span),
-            SeedSource.session: (self.session_base, self.session_span),
-            SeedSource.semantic: (self.semantic_base, self.semantic_span),
-        }[seed.source]
-        return base + span * (1.0 - seed.score)
+        return sources.seed_cost(seed)
 
     def edge_cost(self, edge: Edge) -> float:
         if edge.edge_type is EdgeType.semantic:
@@ -82,18 +68,51 @@ class CostModel:
             return self.causal
         return self.temporal if edge_type is EdgeType.temporal else self.tag
 
+    def edge_cost_sql(self, edge_type: str, weight: str) -> str:
+        """:meth:`edge_cost` as a SQL expression over the columns (or expressions)
+        ``edge_type`` (smallint, :class:`EdgeType`) and ``weight``."""
+        fixed = " ".join(
+            f"WHEN {kind.value:d} THEN CAST({self.type_cost(kind)!r} AS float8)"
+            for kind in EdgeType
+            if kind is not EdgeType.semantic
+        )
+        semantic = (
+            f"CAST({self.semantic!r} AS float8)"
+            f" + greatest(0, least(1, 1 - CAST({weight} AS float8)))"
+        )
+        return f"CASE {edge_type} {fixed} ELSE {semantic} END"
+
 
 DEFAULT_COSTS = CostModel()
 
+# Whether a record the search reached is taken (None) or why not, given its seed source and
+# its tokens; called once per record, in path-cost order.
+Admit = Callable[[UUID, str, int], DropReason | None]
 
-_ORIGINS = tuple(SeedSource)  # by rank
+
+class BudgetLeft:
+    """The default admission: a record is taken while its tokens fit what is left."""
+
+    __slots__ = ("remaining",)
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+
+    def __call__(self, record_id: UUID, source: str, tokens: int) -> DropReason | None:
+        if tokens > self.remaining:
+            return DropReason.over_budget
+        self.remaining -= tokens
+        return None
+
+
+_ORIGINS = sources.NAMES  # by rank
 
 
 @dataclass(frozen=True, slots=True)
 class _Path:
     node: UUID
     via: UUID | None
-    origin: SeedSource
+    origin: str
     cost: float
     hops: int
 
@@ -131,7 +150,7 @@ class _Search:
 
     def push_seed(self, seed: Seed, cost: float) -> None:
         node = self.index[seed.record_id.int]
-        self._push((_units(cost), SOURCE_RANK[seed.source], 0, node, -1))
+        self._push((_units(cost), sources.rank_of(seed.source), 0, node, -1))
 
     def _push(self, entry: _Entry) -> None:
         node = entry[3]
@@ -193,6 +212,7 @@ def select_within_budget(
     costs: CostModel = DEFAULT_COSTS,
     max_path_cost: float | None = None,
     max_hops: int | None = None,
+    admit: Admit | None = None,
     duplicates: Mapping[UUID, Sequence[UUID]] | None = None,
     picker: Picker | None = None,
 ) -> Selection:
@@ -201,8 +221,9 @@ def select_within_budget(
     Records that are not seeds and cost more than ``max_path_cost`` are dropped as below
     threshold (a seed answers to its source's own threshold). Paths have at most
     ``max_hops`` edges (the graph's radius): cheap edges must not chain a seed to a whole
-    conversation. A record is expanded from its cheapest path only. ``duplicates`` maps a
-    record to its near-duplicates, most similar first: it is not taken once one of them is
+    conversation. A record is expanded from its cheapest path only. ``admit`` replaces the
+    budget rule (an agent's sections admit by their own). ``duplicates`` maps a record to
+    its near-duplicates, most similar first: it is not taken once one of them is
     (``duplicate_content``), though paths still run through it. ``picker`` replaces path
     cost as the order records are offered in."""
     search = _Search(graph, costs, max_hops)
@@ -214,8 +235,8 @@ def select_within_budget(
     missing = dict.fromkeys(s.record_id for s in seeds if s.record_id not in graph.records)
     outcome.dropped.extend(Dropped(node, DropReason.not_loaded) for node in missing)
     taker = _Taker(
-        outcome, cost_of, budget_tokens - fixed_overhead, max_path_cost, _seed_scores(seeds),
-        duplicates or {},
+        outcome, cost_of, admit or BudgetLeft(budget_tokens - fixed_overhead), max_path_cost,
+        _seed_scores(seeds), duplicates or {},
     )  # fmt: skip
     if picker is None:
         _walk(search, taker, max_nodes)
@@ -235,11 +256,11 @@ def select_within_budget(
 
 @dataclass(slots=True)
 class _Taker:
-    """Takes or drops one record at a time, keeping what is left of the budget."""
+    """Takes or drops one record at a time."""
 
     outcome: _Outcome
     cost_of: Callable[[UUID], int]
-    remaining: int
+    admit: Admit
     max_path_cost: float | None
     seed_scores: Mapping[UUID, float]
     duplicates: Mapping[UUID, Sequence[UUID]]
@@ -258,12 +279,12 @@ class _Taker:
             outcome.dropped.append(drop)
             return False
         tokens = self.cost_of(node)
-        if tokens > self.remaining:
-            outcome.dropped.append(Dropped(node, DropReason.over_budget, tokens, path.cost))
-            if path.origin is SeedSource.trigger and path.hops == 0:
+        refused = self.admit(node, path.origin, tokens)
+        if refused is not None:
+            outcome.dropped.append(Dropped(node, refused, tokens, path.cost))
+            if path.origin == TRIGGER_SOURCE and path.hops == 0:
                 outcome.trigger_over_budget = True
             return False
-        self.remaining -= tokens
         score = self.seed_scores.get(node)
         outcome.selected.append(
             Selected(node, path.origin, score, path.cost, tokens, path.via, path.hops)

@@ -3,13 +3,15 @@
 With a :class:`RecordCache`, the query still decides which records exist, are live, are
 the owner's and are not blacklisted, and at which version; but a record already cached
 at that version comes back without its content (title, tags, context, hints), which is
-taken from the cache instead of being sent and decoded again. A record sent comes with
-its embedding, which the cache keeps for context.ranking."""
+taken from the cache instead of being sent and decoded again. Domain labels are always
+sent: the background relabel changes them without a new version. A record sent comes
+with its embedding, which the cache keeps for context.ranking."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,10 +23,17 @@ from cairn.context.model import Record
 from cairn.transforms.cache import LRU
 
 COLUMNS = (
-    "id, owner_id, schema_name, title, tags, context, llm_hints, created_at, updated_at, version"
+    "id, owner_id, schema_name, title, tags, context, llm_hints, created_at, updated_at, version,"
+    " domains"
 )
 LIVE = "(ttl IS NULL OR ttl > now())"
 NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
+
+
+def isolated_sql(alias: str) -> str:
+    """A record (``alias``) is isolated from the trigger's domain: it has domain labels and
+    every one of them is in ``:isolated`` (context.domains). Unlabelled records never are."""
+    return f"(cardinality({alias}.domains) > 0 AND {alias}.domains <@ CAST(:isolated AS text[]))"
 
 
 def to_record(row: Mapping[Any, Any]) -> Record:
@@ -39,6 +48,7 @@ def to_record(row: Mapping[Any, Any]) -> Record:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         version=row["version"],
+        domains=tuple(row["domains"]),
     )
 
 
@@ -56,14 +66,17 @@ async def load_records(
 
 async def load_trigger(
     session: AsyncSession, owner_id: uuid.UUID, trigger_id: uuid.UUID
-) -> tuple[Record, list[str]] | None:
-    """The trigger, if live, with its stored keyword pointers, in one query."""
+) -> tuple[Record, list[str], str] | None:
+    """The trigger, if live, with its stored keyword pointers and ``llm_text``, in one
+    query."""
     query = text(
-        f"SELECT {COLUMNS}, entity_keywords FROM breadcrumbs"
+        f"SELECT {COLUMNS}, entity_keywords, llm_text FROM breadcrumbs"
         f" WHERE owner_id = :owner AND id = :id AND {LIVE}"
     )
     row = (await session.execute(query, {"owner": owner_id, "id": trigger_id})).mappings().first()
-    return None if row is None else (to_record(row), list(row["entity_keywords"] or []))
+    if row is None:
+        return None
+    return to_record(row), list(row["entity_keywords"] or []), row["llm_text"] or ""
 
 
 def unit_vector(sent: bytes) -> NDArray[np.float32]:
@@ -131,7 +144,7 @@ async def load_records_cached(
     wanted = list(set(ids))
     known = cache.known(wanted)
     query = text(
-        "SELECT b.id, b.owner_id, b.schema_name, b.created_at, b.updated_at, b.version,"
+        "SELECT b.id, b.owner_id, b.schema_name, b.created_at, b.updated_at, b.version, b.domains,"
         f" k.version IS NOT NULL AS cached, {_CACHED_COLUMNS}"
         " FROM breadcrumbs b LEFT JOIN unnest(CAST(:known_ids AS uuid[]),"
         " CAST(:known_versions AS int[])) AS k(id, version)"
@@ -155,6 +168,9 @@ async def load_records_cached(
         elif (record := cache.get(row["id"], row["version"])) is None:
             stale.append(row["id"])  # evicted or replaced since `known`: load it in full
             continue
+        elif record.domains != tuple(row["domains"]):  # relabelled at the same version
+            record = replace(record, domains=tuple(row["domains"]))
+            cache.put(record)
         records[record.id] = record
     if stale:
         records.update(await load_records(session, owner_id, stale, excluded))

@@ -13,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 from uuid import UUID
 
-from cairn.context.model import EdgeType, Graph, Seed, SeedSource
+from cairn.context.model import EdgeType, Graph, Seed
+from cairn.context.sources.semantic import NAME as SEMANTIC
 
 
 def with_neighbour_support(seeds: list[Seed], graph: Graph, weight: float) -> list[Seed]:
     """``seeds`` with each supported semantic seed's score raised (order unchanged)."""
-    scores = {s.record_id: s.score for s in seeds if s.source is SeedSource.semantic}
+    scores = {s.record_id: s.score for s in seeds if s.source == SEMANTIC}
     if weight <= 0 or len(scores) < 2:
         return seeds
     # record → (best neighbour score, its id as an int for a tie-break that does not
@@ -36,7 +37,7 @@ def with_neighbour_support(seeds: list[Seed], graph: Graph, weight: float) -> li
                 best[me] = candidate
     supported: list[Seed] = []
     for seed in seeds:
-        found = best.get(seed.record_id) if seed.source is SeedSource.semantic else None
+        found = best.get(seed.record_id) if seed.source == SEMANTIC else None
         if found is None or seed.score >= 1.0:
             supported.append(seed)
             continue

@@ -84,11 +84,14 @@ def as_probe(trigger: uuid.UUID | Probe | None) -> Probe:
 @dataclass(frozen=True, slots=True)
 class AssemblyTrigger:
     """The trigger as the pipeline needs it: the record (rendered into the context), its
-    keyword pointers, and the probe the seed queries use."""
+    keyword pointers, the probe the seed queries use, and the text the signals stage reads
+    (a stored trigger's ``llm_text``; a query's own words, not the ``Query``/``query:``
+    wrapping it is embedded in, which would read as a mention of "query")."""
 
     record: Record
     keywords: tuple[str, ...]
     probe: Probe
+    text: str = ""
 
 
 async def stored_trigger(
@@ -98,8 +101,8 @@ async def stored_trigger(
     found = await load_trigger(session, owner_id, trigger_id)
     if found is None:
         return None
-    record, keywords = found
-    return AssemblyTrigger(record, tuple(keywords), Probe(record.id))
+    record, keywords, llm_text = found
+    return AssemblyTrigger(record, tuple(keywords), Probe(record.id), llm_text)
 
 
 def query_text(query: str) -> str:
@@ -125,7 +128,7 @@ def query_trigger(
         context={"query": query}, llm_hints=None, created_at=asked, updated_at=asked,
     )  # fmt: skip
     probe = Probe(record.id, llm_text, embedding, asked)
-    return AssemblyTrigger(record, tuple(entity_keywords(tags, llm_text)), probe)
+    return AssemblyTrigger(record, tuple(entity_keywords(tags, llm_text)), probe, query)
 
 
 def _vector_literal(vector: Sequence[float] | None) -> str | None:

@@ -2,7 +2,9 @@
 
 - causal (0): the context references another record — ``trigger_event_id`` (an event id),
   ``reply_to`` / ``parent_id`` (record ids) — or answers a ``requestId`` that another
-  record's ``tool_requests`` asked for (either arrival order);
+  record's ``tool_requests`` asked for (either arrival order); and from each record a
+  ``dependencies`` / ``depends_on`` list names, once that record is finished (see
+  :func:`_dependencies`);
 - temporal (1): the previous record of the same ``session:*``;
 - tag (2): recent records sharing a non-routing tag (tag pointers), capped;
 - semantic (3): the k nearest neighbours above a similarity threshold; weight = similarity.
@@ -24,6 +26,8 @@ from cairn.embedding import tag_pointers
 CAUSAL, TEMPORAL, TAG, SEMANTIC = 0, 1, 2, 3
 ID_REFERENCES = ("reply_to", "parent_id", "breadcrumb_id", "source_id")
 EVENT_REFERENCES = ("trigger_event_id",)
+LIST_REFERENCES = ("dependencies", "depends_on")
+FINISHED = "completed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,7 @@ class EdgeOptions:
 
 
 Edge = tuple[uuid.UUID, uuid.UUID, int, float]
+Link = tuple[uuid.UUID, uuid.UUID]
 
 
 async def build_edges(
@@ -43,18 +48,25 @@ async def build_edges(
     if record["schema_name"] == repository.CONTEXT_SCHEMA:
         return Counter()
     owner: uuid.UUID = record["owner_id"]
+    linked, unlinked = await _dependencies(session, record)
     edges = [
         *await _causal(session, record),
+        *linked,
         *await _temporal(session, record),
         *await _tagged(session, record, options),
         *await _semantic(session, record, options),
     ]
     edges = [edge for edge in edges if edge[0] != edge[1]]
-    if edges:
-        ends = {end for edge in edges for end in edge[:2]}
+    kept = {(a, b) for a, b, edge_type, _ in edges if edge_type == CAUSAL}
+    unlinked = sorted(set(unlinked) - kept)  # a reply_to between the two still holds
+    if edges or unlinked:
+        ends = {end for edge in edges for end in edge[:2]} | {
+            end for link in unlinked for end in link
+        }
         present = await repository.lock_endpoints(session, owner, list(ends))
         # Only between records that still exist, written in key order (as deletes lock them).
         edges = sorted(edge for edge in edges if edge[0] in present and edge[1] in present)
+    await repository.delete_edges(session, owner, unlinked, CAUSAL)
     await repository.upsert_edges(session, owner, edges)
     return Counter(edge_type for _, _, edge_type, _ in edges)
 
@@ -77,6 +89,43 @@ async def _causal(session: AsyncSession, record: Mapping[Any, Any]) -> list[Edge
         pairs = await repository.request_response_pairs(session, owner, me, answers, asks)
         edges += [(asker, answer, CAUSAL, 1.0) for asker, answer in pairs]
     return edges
+
+
+async def _dependencies(
+    session: AsyncSession, record: Mapping[Any, Any]
+) -> tuple[list[Edge], list[Link]]:
+    """Causal edges dependency → dependent, and the links to take back.
+
+    A record that says its ``status`` is prior work only once that status is ``completed``
+    (seed 003: a dependency's handoff counts when the task finished), so the dependency walk
+    never brings an unfinished one; records without a status link as soon as they exist.
+    Either end may come first: a dependent links the finished records it lists, and a record
+    that finishes later links the dependents that listed it. One that stops being finished
+    takes its links back, whichever of the two is rebuilt."""
+    owner, me, context = record["owner_id"], record["id"], record["context"]
+    linked: list[Edge] = []
+    unlinked: list[Link] = []
+    listed = _uuids(
+        item
+        for key in LIST_REFERENCES
+        if isinstance(context.get(key), list)
+        for item in context[key]
+    )
+    if listed:
+        for dependency, finished in await repository.finished(session, owner, listed):
+            if finished:
+                linked.append((dependency, me, CAUSAL, 1.0))
+            else:
+                unlinked.append((dependency, me))
+    status = context.get("status")
+    # A record created unfinished has no links to take back; only later versions look.
+    if isinstance(status, str) and (status == FINISHED or record["version"] > 1):
+        dependents = await repository.dependents(session, owner, me, LIST_REFERENCES)
+        if status == FINISHED:
+            linked += [(me, dependent, CAUSAL, 1.0) for dependent in dependents]
+        else:
+            unlinked += [(me, dependent) for dependent in dependents]
+    return linked, unlinked
 
 
 async def _temporal(session: AsyncSession, record: Mapping[Any, Any]) -> list[Edge]:

@@ -1,31 +1,30 @@
-"""Seeds: where the search starts, each remembering its source and score.
-
-- ``always``: every ``context_sources.always`` entry of the agent in ONE batched query;
-- ``session``: the newest records of the trigger's session (score = recency);
-- ``semantic``: hybrid search — cosine similarity to the trigger's embedding fused with
-  BM25 over the records' text — restricted to the agent's schemas (a real filter) and, with
-  ``scope: session``, to the trigger's session. Filtered searches rank the filtered subset
-  exactly (pgvector would post-filter an HNSW scan and silently return fewer rows); the
-  owner's common words (context.terms) nominate no candidates.
-
-The blacklist applies to every source.
+"""``context_sources.semantic``: hybrid search around the trigger — cosine similarity to the
+trigger's embedding fused with BM25 over the records' text — restricted to the agent's
+schemas (a real filter) and, with ``scope: session``, to the trigger's session. Filtered
+searches rank the filtered subset exactly (pgvector would post-filter an HNSW scan and
+silently return fewer rows); the owner's common words (context.terms) nominate no
+candidates. ``GET /breadcrumbs/search?mode=hybrid`` ranks with the same query
+(:func:`rank_hybrid`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.context.agents import AlwaysSource, SemanticSource
-from cairn.context.model import Seed, SeedSource
-from cairn.context.records import LIVE, NOT_EXCLUDED
+from cairn.context.agents import SemanticSource
+from cairn.context.model import Seed
+from cairn.context.records import LIVE, NOT_EXCLUDED, isolated_sql
+from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest
 from cairn.context.terms import Common, CommonWords
 from cairn.context.trigger import Probe, as_probe
+
+NAME = "semantic"
 
 # Fusion of the two signals for semantic seeds: cosine similarity, and BM25 over the
 # records' stored lexemes (`search_vector`: PostgreSQL's English stemming; IDF and length
@@ -45,99 +44,23 @@ LEXICAL_EXHAUSTIVE_ROWS = 5000
 NEAR_MISSES = 20
 
 
-@dataclass(frozen=True, slots=True)
-class SeedBatch:
-    """A source's seeds, best first, and its near misses. Only ids and scores come back:
-    the graph stage loads every record it keeps in one query, through the record cache."""
+class Semantic:
+    name = NAME
+    cost = SeedCost(base=0.0, span=1.0)
 
-    seeds: list[Seed]
-    below_threshold: list[tuple[uuid.UUID, float]]
-
-
-async def always_seeds(
-    session: AsyncSession,
-    owner_id: uuid.UUID,
-    sources: Sequence[AlwaysSource],
-    excluded: frozenset[str],
-    trigger: uuid.UUID | Probe | None = None,
-) -> SeedBatch:
-    """Every source in one query. Each seed's score is its similarity to the trigger, so
-    when the budget cannot hold them all, the most relevant go first."""
-    if not sources:
-        return SeedBatch([], [])
-    probe = as_probe(trigger)
-    parts: list[str] = []
-    params: dict[str, Any] = {
-        "owner": owner_id,
-        "excluded": sorted(excluded),
-        **probe.params(),
-    }
-    for index, source in enumerate(sources):
-        clauses = ["owner_id = :owner", LIVE, NOT_EXCLUDED]
-        if source.schema_name:
-            clauses.append(f"schema_name = :schema_{index}")
-            params[f"schema_{index}"] = source.schema_name
-        if source.tag:
-            clauses.append(f"tags @> ARRAY[CAST(:tag_{index} AS text)]")
-            params[f"tag_{index}"] = source.tag
-        limit = 1 if source.method == "latest" else source.limit
-        parts.append(
-            f"(SELECT {index} AS source_index, id, embedding FROM breadcrumbs"
-            f" WHERE {' AND '.join(clauses)} ORDER BY updated_at DESC, id DESC LIMIT {limit:d})"
+    async def seeds(self, request: SeedRequest) -> SeedBatch:
+        agent = request.agent.semantic
+        scaled = dataclasses.replace(
+            agent, min_similarity=agent.min_similarity * request.similarity_scale
         )
-    query = (  # the vectors stay in the database: only the similarity comes back
-        "SELECT chosen.source_index, chosen.id,"
-        " 1 - (chosen.embedding <=> probe.embedding) AS similarity"
-        f" FROM ({' UNION ALL '.join(parts)}) AS chosen {probe.join_sql()}"
-    )
-    rows = (await session.execute(text(query), params)).mappings().all()
-    seeds = []
-    # Within a source: most similar to the trigger first, then newest (the query's order).
-    ranked = sorted(
-        enumerate(rows), key=lambda p: (p[1]["source_index"], -(p[1]["similarity"] or 0), p[0])
-    )
-    for _, row in ranked:
-        source = sources[row["source_index"]]
-        label = source.schema_name or source.tag or ""
-        score = 1.0 if row["similarity"] is None else min(1.0, max(0.0, row["similarity"]))
-        detail = f"{source.kind}:{label} ({source.method})"
-        seeds.append(Seed(row["id"], SeedSource.always, score, detail))
-    return SeedBatch(seeds, [])
+        return await semantic_seeds(
+            request.session, request.owner_id, request.trigger.probe, scaled,
+            request.pointers, request.sessions, request.excluded,
+            common_words=request.common_words, isolated=request.isolated,
+        )  # fmt: skip
 
 
-async def session_seeds(
-    session: AsyncSession,
-    owner_id: uuid.UUID,
-    session_tags: Sequence[str],
-    limit: int,
-    excluded: frozenset[str],
-    trigger: uuid.UUID | Probe,
-) -> SeedBatch:
-    if not session_tags or limit <= 0:
-        return SeedBatch([], [])
-    probe = as_probe(trigger)
-    # Only what came before the trigger: a slow assembly must not show later turns.
-    query = text(
-        "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND tags && :tags"
-        f" AND id <> :trigger AND {LIVE} AND {NOT_EXCLUDED}"
-        f" AND created_at <= {probe.created_at_sql()}"
-        " ORDER BY created_at DESC, id DESC LIMIT :limit"
-    )
-    params = {
-        "owner": owner_id, "tags": list(session_tags), "limit": limit,
-        "excluded": sorted(excluded), **probe.params(),
-    }  # fmt: skip
-    rows = (await session.execute(query, params)).mappings().all()
-    seeds = [
-        Seed(
-            row["id"],
-            SeedSource.session,
-            1.0 - rank / max(1, len(rows)),
-            f"session rank {rank + 1}",
-        )
-        for rank, row in enumerate(rows)
-    ]
-    return SeedBatch(seeds, [])
+SOURCE = Semantic()
 
 
 async def semantic_seeds(
@@ -150,27 +73,34 @@ async def semantic_seeds(
     excluded: frozenset[str],
     *,
     common_words: CommonWords | None = None,
+    isolated: frozenset[str] = frozenset(),
 ) -> SeedBatch:
     """Hybrid search around the trigger; ``below_threshold`` lists the best near misses
     (at most ``NEAR_MISSES``: the explanation names why the closest ones are out, not every
     record of the subset). ``common_words`` is the process's cache (a fresh one counts)."""
     if not source.enabled:
-        return SeedBatch([], [])
+        return SeedBatch([])
     common = await (common_words or CommonWords()).of(session, owner_id)
     rows = await _hybrid_candidates(
-        session, owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded
-    )
+        session, owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded,
+        isolated,
+    )  # fmt: skip
     seeds: list[Seed] = []
     below: list[tuple[uuid.UUID, float]] = []
-    # The query already keeps at most `limit` seeds and NEAR_MISSES misses, best first.
+    isolated_ids: list[uuid.UUID] = []
+    # The query already keeps at most `limit` seeds and NEAR_MISSES misses (and as many
+    # isolated candidates), best first.
     for row in rows:
         score = row["score"]
+        if row.get("isolated"):
+            isolated_ids.append(row["id"])
+            continue
         if score < source.min_similarity:
             below.append((row["id"], round(score, 4)))
             continue
         detail = f"similarity {row['similarity'] or 0:.3f}, lexical {row['lexical']:.2f}"
-        seeds.append(Seed(row["id"], SeedSource.semantic, score, detail))
-    return SeedBatch(seeds, below)
+        seeds.append(Seed(row["id"], NAME, score, detail))
+    return SeedBatch(seeds, below, isolated_ids)
 
 
 async def rank_hybrid(
@@ -200,12 +130,15 @@ async def _hybrid_candidates(
     common: Common,
     session_tags: Sequence[str],
     excluded: frozenset[str],
+    isolated: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """The filtered subset ranked exactly by the fused score. A session-scoped search scores
     every record of the session (up to ``LEXICAL_EXHAUSTIVE_ROWS``); a wider one scores the
     candidates — the vector neighbours (one pass over the subset), the records sharing an
     uncommon keyword pointer and those matching an uncommon lexeme (GIN lookups; see
-    context.terms) — and takes BM25's document frequencies from them."""
+    context.terms) — and takes BM25's document frequencies from them. Records of
+    ``isolated`` domains are ranked but kept out of the seeds and near misses; the best of
+    them come back flagged ``isolated``, for the explanation."""
     clauses = ["owner_id = :owner", "id <> :trigger", LIVE, NOT_EXCLUDED]
     # array_to_tsvector rejects empty strings (no keyword or tag pointer is ever empty).
     pointers = [p for p in pointers if p]
@@ -311,18 +244,33 @@ async def _hybrid_candidates(
                    * CASE WHEN best.top > 0 THEN fused.lexical / best.top ELSE 0 END AS score
             FROM fused CROSS JOIN best
         ),
+        {_flagged(bool(isolated))},
         kept AS (
-            (SELECT * FROM ranked WHERE score >= :min_score
+            (SELECT * FROM flagged WHERE NOT isolated AND score >= :min_score
              ORDER BY score DESC, id::text LIMIT :limit)
             UNION ALL
-            (SELECT * FROM ranked WHERE score < :min_score
+            (SELECT * FROM flagged WHERE NOT isolated AND score < :min_score
              ORDER BY score DESC, id::text LIMIT :near_misses)
+            UNION ALL
+            (SELECT * FROM flagged WHERE isolated ORDER BY score DESC, id::text LIMIT :near_misses)
         )
-        SELECT id, similarity, lexical, score FROM kept ORDER BY score DESC, id::text
+        SELECT id, similarity, lexical, score, isolated FROM kept ORDER BY score DESC, id::text
         """
     )
+    params["isolated"] = sorted(isolated)
     params.update(min_score=source.min_similarity, limit=source.limit, near_misses=NEAR_MISSES)
     rows = [dict(row) for row in (await session.execute(query, params)).mappings().all()]
     for row in rows:
         row["lexical"], row["score"] = float(row["lexical"]), float(row["score"])
     return rows
+
+
+def _flagged(isolating: bool) -> str:
+    """The ranked candidates with their ``isolated`` flag; without isolated domains the
+    labels are not even read."""
+    if not isolating:
+        return "flagged AS (SELECT ranked.*, false AS isolated FROM ranked)"
+    return (
+        "flagged AS (SELECT ranked.*, "
+        f"{isolated_sql('b')} AS isolated FROM ranked JOIN breadcrumbs b USING (id))"
+    )

@@ -1,0 +1,175 @@
+"""A tenant's current :class:`DomainSet`, read from its newest live ``context.domains.v1``.
+
+The definition's ``checksum`` is its version: a write reads it with one indexed query
+(a tenant without a definition pays that lookup and nothing else), and the parsed set,
+with the example centroids embedded once, is cached per (tenant, checksum). Keyed by
+content, a cached set is never stale; a new definition simply has another key.
+
+The example centroids need the embedder Cairn runs. The API stores them in
+``domain_centroids`` when the definition is written (and the background relabel fills any
+gap), so the worker, which runs no encoder, reads them there.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select, text
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.context.agents import AGENT_SCHEMA, CONTEXT_SCHEMA
+from cairn.context.blacklist import BLACKLIST_SCHEMA
+from cairn.context.domains import (
+    DOMAINS_SCHEMA,
+    Domain,
+    DomainSet,
+    centroid,
+    examples,
+    parse_domains,
+)
+from cairn.db.models import domain_centroids
+from cairn.embedding import Embedder
+from cairn.transforms.cache import LRU
+from cairn.transforms.definitions import SCHEMA_DEFINITION
+
+log = logging.getLogger(__name__)
+
+# Outputs and definitions are not knowledge of any domain: never labelled.
+UNLABELLED_SCHEMAS = frozenset(
+    {CONTEXT_SCHEMA, AGENT_SCHEMA, BLACKLIST_SCHEMA, SCHEMA_DEFINITION, DOMAINS_SCHEMA}
+)
+_NEWEST = (
+    "FROM breadcrumbs WHERE owner_id = :owner AND schema_name = :schema"
+    " AND (ttl IS NULL OR ttl > now()) ORDER BY updated_at DESC, id DESC LIMIT 1"
+)
+_CURRENT_VERSION = text(f"SELECT checksum {_NEWEST}")
+_CURRENT = text(f"SELECT checksum, context {_NEWEST}")
+_SETS: LRU[tuple[uuid.UUID, str], DomainSet] = LRU(256)
+
+
+@dataclass(frozen=True, slots=True)
+class Labels:
+    domains: tuple[str, ...]
+    version: str | None  # the definition's checksum; None: the tenant defines no domains
+
+
+NO_LABELS = Labels((), None)
+
+
+async def current_version(session: AsyncSession, owner_id: uuid.UUID) -> str | None:
+    found = await session.scalar(_CURRENT_VERSION, {"owner": owner_id, "schema": DOMAINS_SCHEMA})
+    return None if found is None else str(found)
+
+
+async def load_domains(
+    session: AsyncSession, owner_id: uuid.UUID, embedder: Embedder
+) -> DomainSet | None:
+    """The tenant's domains (None: it defines none), within ``session`` scoped to it. The
+    example centroids come from ``domain_centroids``; those missing there are embedded now
+    when ``embedder`` can (not stored: this may be a reader's transaction)."""
+    version = await current_version(session, owner_id)
+    if version is None:
+        return None
+    cached = _SETS.get((owner_id, version))
+    if cached is not None:
+        return cached
+    row = (await session.execute(_CURRENT, {"owner": owner_id, "schema": DOMAINS_SCHEMA})).first()
+    if row is None:  # deleted since the first query
+        return None
+    version, context = str(row.checksum), row.context
+    stored = await _stored_centroids(session, owner_id, version)
+    missing = {name: s for name, s in examples(context).items() if name not in stored}
+    return _made(owner_id, version, context, stored | await _embedded(missing, embedder))
+
+
+async def store_domains(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    version: str,
+    context: Mapping[str, Any],
+    embedder: Embedder,
+) -> DomainSet:
+    """The definition at ``version`` (its checksum), with the example centroids missing from
+    ``domain_centroids`` embedded and stored: for the processes that run no encoder."""
+    cached = _SETS.get((owner_id, version))
+    if cached is not None and all(d.centroid is not None for d in _with_examples(cached, context)):
+        return cached
+    stored = await _stored_centroids(session, owner_id, version)
+    missing = {name: s for name, s in examples(context).items() if name not in stored}
+    computed = await _embedded(missing, embedder)
+    if computed:
+        rows = [
+            {"owner_id": owner_id, "version": version, "domain": name, "centroid": vector.tolist()}
+            for name, vector in computed.items()
+        ]
+        await session.execute(insert(domain_centroids).on_conflict_do_nothing(), rows)
+    return _made(owner_id, version, context, stored | computed)
+
+
+def _made(
+    owner_id: uuid.UUID, version: str, context: Mapping[str, Any], found: dict[str, np.ndarray]
+) -> DomainSet:
+    """The set, cached only when complete: a process that could not embed every example
+    looks again next time (another process may have stored them meanwhile)."""
+    made = parse_domains(context, version=version, centroids=found)
+    if all(name in found for name in examples(context)):
+        _SETS.put((owner_id, version), made)
+    return made
+
+
+def _with_examples(domains: DomainSet, context: Mapping[str, Any]) -> list[Domain]:
+    wanted = examples(context)
+    return [domain for domain in domains.domains if domain.name in wanted]
+
+
+async def _stored_centroids(
+    session: AsyncSession, owner_id: uuid.UUID, version: str
+) -> dict[str, np.ndarray]:
+    c = domain_centroids.c
+    query = select(c.domain, c.centroid).where(c.owner_id == owner_id, c.version == version)
+    rows = await session.execute(query)
+    return {row.domain: np.asarray(row.centroid, dtype=np.float32) for row in rows}
+
+
+async def _embedded(sentences: dict[str, list[str]], embedder: Embedder) -> dict[str, np.ndarray]:
+    flat = [sentence for group in sentences.values() for sentence in group]
+    if not flat:
+        return {}
+    try:
+        vectors = await embedder.embed(flat)
+    except Exception as error:
+        log.debug("domain examples not embedded here (%s); scored without them", error)
+        return {}
+    out: dict[str, np.ndarray] = {}
+    start = 0
+    for name, group in sentences.items():
+        found = centroid(vectors[start : start + len(group)])
+        start += len(group)
+        if found is not None:
+            out[name] = found
+    return out
+
+
+async def labels_for(
+    session: AsyncSession, owner_id: uuid.UUID, embedder: Embedder, record: Mapping[str, Any]
+) -> Labels:
+    """What a record being written is stored with: its labels under the tenant's current
+    definition, and that definition's version."""
+    if record.get("schema_name") in UNLABELLED_SCHEMAS:
+        return NO_LABELS
+    domains = await load_domains(session, owner_id, embedder)
+    if domains is None:
+        return NO_LABELS
+    return Labels(label(domains, record), domains.version)
+
+
+def label(domains: DomainSet, record: Mapping[str, Any]) -> tuple[str, ...]:
+    """A stored record's labels, from its stored ``llm_text``, tags and embedding."""
+    embedding = record.get("embedding")
+    return domains.labels(record.get("llm_text") or "", record.get("tags") or (), embedding)
