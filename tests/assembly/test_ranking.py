@@ -59,7 +59,7 @@ async def test_a_near_identical_record_is_shown_once_and_named_as_a_duplicate(
     client: httpx.AsyncClient, marker: str
 ) -> None:
     first, second, _ = await twins(client, marker)
-    answer = await ask(client, marker)
+    answer = await ask(client, marker, ranking={"duplicate_similarity": 0.95})
     assert answer["formatted_context"].count(f"({marker})") == 2  # a twin and the workshop
     assert "Bartholomew repairs bicycles" in answer["formatted_context"]
     kept = first if first in ids(answer, "selected") else second
@@ -73,9 +73,12 @@ async def test_a_near_identical_record_is_shown_once_and_named_as_a_duplicate(
     assert "rank" in answer["timings_ms"]
 
 
-async def test_with_suppression_off_both_are_shown(client: httpx.AsyncClient, marker: str) -> None:
+@pytest.mark.parametrize("ranking", [{"duplicate_similarity": None}, {}, None])
+async def test_with_suppression_off_or_unset_both_are_shown(
+    client: httpx.AsyncClient, marker: str, ranking: dict[str, Any] | None
+) -> None:
     first, second, _ = await twins(client, marker)
-    answer = await ask(client, marker, ranking={"duplicate_similarity": None})
+    answer = await ask(client, marker, **({} if ranking is None else {"ranking": ranking}))
     assert answer["formatted_context"].count(f"({marker})") == 3
     assert {first, second} <= ids(answer, "selected")
     assert all(d["reason"] != "duplicate_content" for d in answer["explain"]["dropped"])

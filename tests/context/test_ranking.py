@@ -264,10 +264,13 @@ def agent_with(**context: object) -> Agent | None:
     return parse_agent(rid(1), rid(2), {"agent_id": "a", "context_trigger": {}, **context})
 
 
-def test_duplicate_suppression_is_on_unless_turned_off_and_the_rest_off_unless_set() -> None:
-    default = Ranking(duplicate_similarity=0.95, mmr_lambda=None, max_path_cost=None)
+def test_every_option_is_off_unless_set() -> None:
+    default = Ranking(duplicate_similarity=None, mmr_lambda=None, max_path_cost=None)
     assert (agent := agent_with()) is not None and agent.ranking == default
     assert (agent := agent_with(ranking={})) is not None and agent.ranking == default
+    assert not default.compares_content
+    asked = agent_with(ranking={"duplicate_similarity": 0.9})
+    assert asked is not None and asked.ranking == Ranking(0.9, None, None)
     set_ = {"duplicate_similarity": None, "mmr_lambda": 0.7, "max_path_cost": 1}
     assert (agent := agent_with(ranking=set_)) is not None
     assert agent.ranking == Ranking(None, 0.7, 1.0)
