@@ -32,6 +32,8 @@ class AgentSpec:
     min_similarity: float = 0.2
     session_limit: int = 0
     turn_schema: str = TURN_SCHEMA  # PLAIN_TURN_SCHEMA: the turns have no hints
+    # The agent's `ranking` option; None leaves it out (the server's defaults).
+    ranking: dict[str, float | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,16 +65,19 @@ def agent_body(agent_id: str, budget: int, run_tag: str, spec: AgentSpec) -> dic
         "min_similarity": spec.min_similarity,
         "scope": "session",
     }
+    context: dict[str, Any] = {
+        "agent_id": agent_id,
+        "context_trigger": {"schema_name": QUESTION_SCHEMA, "all_tags": [run_tag]},
+        "context_sources": {"semantic": semantic, "session": {"limit": spec.session_limit}},
+        "context_budget": budget,
+    }
+    if spec.ranking is not None:
+        context["ranking"] = spec.ranking
     return {
         "schema_name": "agent.def.v1",
         "title": f"LoCoMo reader, {budget} tokens",
         "tags": ["workspace:agents", run_tag],
-        "context": {
-            "agent_id": agent_id,
-            "context_trigger": {"schema_name": QUESTION_SCHEMA, "all_tags": [run_tag]},
-            "context_sources": {"semantic": semantic, "session": {"limit": spec.session_limit}},
-            "context_budget": budget,
-        },
+        "context": context,
     }
 
 

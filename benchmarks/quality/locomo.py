@@ -68,6 +68,12 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help=f"post the turns as {PLAIN_TURN_SCHEMA} (no schema definition, no hints)",
     )
+    parser.add_argument(
+        "--ranking",
+        type=json.loads,
+        default=DEFAULT_AGENT.ranking,
+        help="the agent's ranking option as JSON, e.g. '{\"mmr_lambda\": 0.7}'",
+    )
     parser.add_argument("--fixtures", type=Path, default=FIXTURES)
     parser.add_argument("--out", type=Path, default=RESULTS / "locomo")
     parser.add_argument(
@@ -99,7 +105,9 @@ async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> 
     source = source_state()  # the code the server runs: what src/ held when it started
     conversations = [load_conversation(args.fixtures / f"{c}.json") for c in args.conversations]
     schema = PLAIN_TURN_SCHEMA if args.no_hints else TURN_SCHEMA
-    spec = AgentSpec(args.semantic_limit, args.min_similarity, args.session_limit, schema)
+    spec = AgentSpec(
+        args.semantic_limit, args.min_similarity, args.session_limit, schema, args.ranking
+    )
     limits = httpx.Limits(max_connections=32)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         client = CairnClient(http)

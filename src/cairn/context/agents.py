@@ -23,6 +23,11 @@ from cairn.context.sections import (
 AGENT_SCHEMA = "agent.def.v1"
 CONTEXT_SCHEMA = "agent.context.v1"
 DEFAULT_SESSION_LIMIT = 20
+# Near-duplicate suppression is off unless an agent asks for it. On LoCoMo
+# (benchmarks/quality/locomo.py) 0.95 changed recall by 0.0/0.0/0.0/+0.2 points at
+# 500-4000 tokens, while turns that differ only in a number ("history line 1" and
+# "history line 2") are that similar to MiniLM: on by default, it would drop them.
+DEFAULT_DUPLICATE_SIMILARITY: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +66,23 @@ class SemanticSource:
 
 
 @dataclass(frozen=True, slots=True)
+class Ranking:
+    """How candidates are ranked beyond path cost (context.ranking): records at least
+    ``duplicate_similarity`` similar to one already taken are left out; ``mmr_lambda``
+    orders them by maximal marginal relevance; records reached only through the graph
+    that cost more than ``max_path_cost`` are left out. None turns each off."""
+
+    duplicate_similarity: float | None = DEFAULT_DUPLICATE_SIMILARITY
+    mmr_lambda: float | None = None
+    max_path_cost: float | None = None
+
+    @property
+    def compares_content(self) -> bool:
+        """Whether ranking needs the candidates' embeddings."""
+        return self.duplicate_similarity is not None or self.mmr_lambda is not None
+
+
+@dataclass(frozen=True, slots=True)
 class Agent:
     record_id: uuid.UUID
     owner_id: uuid.UUID
@@ -81,6 +103,7 @@ class Agent:
     # isolated from the trigger's (context.isolation). On unless the agent says false.
     isolate_domains: bool = True
     sections: Sections | None = field(default=None, hash=False)  # None: the classic layout
+    ranking: Ranking = Ranking()
 
     @property
     def session_scoped_graph(self) -> bool:
@@ -126,6 +149,7 @@ def parse_agent(
         context_sources=dict(sources) if isinstance(sources, Mapping) else {},
         isolate_domains=_isolate(context.get("domains")),
         sections=parse_sections(context),
+        ranking=_ranking(context.get("ranking")),
     )
 
 
@@ -219,6 +243,25 @@ def _semantic(raw: Any) -> SemanticSource:
         min_similarity=float(similarity) if isinstance(similarity, int | float) else 0.0,
         scope="session" if raw.get("scope") == "session" else "global",
     )
+
+
+def _ranking(raw: Any) -> Ranking:
+    if not isinstance(raw, Mapping):
+        return Ranking()
+    default = Ranking()
+    return Ranking(
+        duplicate_similarity=_number(raw, "duplicate_similarity", default.duplicate_similarity),
+        mmr_lambda=_number(raw, "mmr_lambda", default.mmr_lambda),
+        max_path_cost=_number(raw, "max_path_cost", default.max_path_cost),
+    )
+
+
+def _number(raw: Mapping[str, Any], key: str, default: float | None) -> float | None:
+    """``raw[key]`` as a float; None when it is null; ``default`` when it is absent."""
+    if key not in raw:
+        return default
+    value = raw[key]
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _isolate(raw: Any) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.context import sources
+from cairn.context import ranking, sources
 from cairn.context.agents import Agent
 from cairn.context.budget import resolve_budget
 from cairn.context.domains import DomainSet
@@ -138,6 +138,11 @@ async def assemble(
             agent.context_budget, _config_budget(llm_config), None, options.default_budget
         )
     )
+    ranked = ranking.Ranked()
+    if agent.ranking.compares_content:
+        with timer.phase("rank"):
+            others = [r for r in graph.records.values() if r.id != trigger.id]
+            ranked = await ranking.rank(session, owner, others, agent.ranking, record_cache)
     with timer.phase("select"):
         layout = layout_for(agent.sections, graph.records, blocks, counter, signals.tier)
         aging = None if domains is None else half_life_of(domains)
@@ -148,6 +153,8 @@ async def assemble(
             seeds, graph, layout.cost_of, budget.tokens,
             max_nodes=options.max_nodes, fixed_overhead=layout.overhead,
             max_hops=options.radius, admit=layout.admit,
+            max_path_cost=agent.ranking.max_path_cost, duplicates=ranked.duplicates,
+            picker=ranked.picker,
         )  # fmt: skip
         selection = layout.allocate(selection)
     with timer.phase("render"):

@@ -23,6 +23,7 @@ from cairn.context.directory import Directory
 from cairn.context.domain_store import load_domains
 from cairn.context.explain import Timer
 from cairn.context.model import Record
+from cairn.context.ranking import single_threaded_blas
 from cairn.context.records import RecordCache
 from cairn.context.render import BLOCK_FORMAT, ItemBlocks
 from cairn.context.terms import CommonWords
@@ -69,6 +70,7 @@ class ContextBuilder:
         embedder: Embedder,
     ) -> ContextBuilder:
         """Built once per process (loads the tokenizer: ~0.3 s)."""
+        single_threaded_blas()
         options = settings.context
         tokenizers = ensure_tokenizer_files(
             options.tokenizer_dir or settings.data_dir / "tokenizers"

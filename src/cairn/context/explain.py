@@ -101,13 +101,16 @@ def _selected(item: Selected, section: str, record: Record | None) -> dict[str, 
 
 
 def _dropped(item: Dropped, stage: str) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "record_id": str(item.record_id),
         "reason": item.reason.value,
         "stage": stage,
         "tokens": item.tokens,
         "path_cost": None if item.path_cost is None else round(item.path_cost, _COST_DIGITS),
     }
+    if item.duplicate_of is not None:
+        entry["duplicate_of"] = str(item.duplicate_of)
+    return entry
 
 
 def _trimmed(item: Selected) -> dict[str, Any]:

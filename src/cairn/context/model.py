@@ -142,7 +142,9 @@ class DropReason(StrEnum):
     """Why a candidate is not in the context. ``not_loaded`` (a seed whose record is missing
     from the graph, e.g. deleted in between) and ``unreachable`` (a loaded record no path
     reaches) point at the loading stages rather than at selection; ``isolated_domain``: the
-    record's domain is isolated from the trigger's (context.domains)."""
+    record's domain is isolated from the trigger's (context.domains). ``duplicate`` is a
+    record seeded twice; ``duplicate_content`` one whose embedding is nearly that of a
+    record already in the context (context.ranking)."""
 
     over_budget = "over_budget"
     max_nodes = "max_nodes"
@@ -154,6 +156,7 @@ class DropReason(StrEnum):
     isolated_domain = "isolated_domain"
     no_section = "no_section"  # the agent has sections and none matches the record
     sections_full = "sections_full"  # its section's items or tokens are spent
+    duplicate_content = "duplicate_content"
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +176,13 @@ class Selected:
 
 @dataclass(frozen=True, slots=True)
 class Dropped:
+    """``duplicate_of``: for ``duplicate_content``, the record in the context it repeats."""
+
     record_id: UUID
     reason: DropReason
     tokens: int | None = None
     path_cost: float | None = None
+    duplicate_of: UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,9 @@ the order of seeds or edges.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 from uuid import UUID
 
 from cairn.context import sources
@@ -187,6 +188,19 @@ class _Outcome:
     trigger_over_budget: bool = False
 
 
+class Picker(Protocol):
+    """The order in which reached records are offered to the budget, when path cost alone
+    does not decide it (MMR, context.ranking). ``begin`` gets every reached record with its
+    path cost, cheapest first; ``pick`` returns the index of the next one to offer (None:
+    done); ``taken`` says that one went into the context."""
+
+    def begin(self, paths: Sequence[tuple[UUID, float]]) -> None: ...
+
+    def pick(self) -> int | None: ...
+
+    def taken(self, index: int) -> None: ...
+
+
 def select_within_budget(
     seeds: Iterable[Seed],
     graph: Graph,
@@ -199,13 +213,19 @@ def select_within_budget(
     max_path_cost: float | None = None,
     max_hops: int | None = None,
     admit: Admit | None = None,
+    duplicates: Mapping[UUID, Sequence[UUID]] | None = None,
+    picker: Picker | None = None,
 ) -> Selection:
     """Take records in order of path cost while their tokens (``cost_of``: the rendered
     form with its delimiters) fit ``budget_tokens - fixed_overhead``, up to ``max_nodes``.
-    Records costlier than ``max_path_cost`` are dropped as below threshold. Paths have at
-    most ``max_hops`` edges (the graph's radius): cheap edges must not chain a seed to a
-    whole conversation. A record is expanded from its cheapest path only. ``admit`` replaces
-    the budget rule (an agent's sections admit by their own)."""
+    Records that are not seeds and cost more than ``max_path_cost`` are dropped as below
+    threshold (a seed answers to its source's own threshold). Paths have at most
+    ``max_hops`` edges (the graph's radius): cheap edges must not chain a seed to a whole
+    conversation. A record is expanded from its cheapest path only. ``admit`` replaces the
+    budget rule (an agent's sections admit by their own). ``duplicates`` maps a record to
+    its near-duplicates, most similar first: it is not taken once one of them is
+    (``duplicate_content``), though paths still run through it. ``picker`` replaces path
+    cost as the order records are offered in."""
     search = _Search(graph, costs, max_hops)
     outcome = _Outcome()
     seeds = list(seeds)
@@ -214,8 +234,14 @@ def select_within_budget(
             search.push_seed(seed, costs.seed_cost(seed))
     missing = dict.fromkeys(s.record_id for s in seeds if s.record_id not in graph.records)
     outcome.dropped.extend(Dropped(node, DropReason.not_loaded) for node in missing)
-    admit = admit or BudgetLeft(budget_tokens - fixed_overhead)
-    _walk(search, outcome, cost_of, admit, max_nodes, max_path_cost, _seed_scores(seeds))
+    taker = _Taker(
+        outcome, cost_of, admit or BudgetLeft(budget_tokens - fixed_overhead), max_path_cost,
+        _seed_scores(seeds), duplicates or {},
+    )  # fmt: skip
+    if picker is None:
+        _walk(search, taker, max_nodes)
+    else:
+        _walk_picked(search, taker, max_nodes, picker)
     outcome.dropped.extend(_leftovers(search, outcome.stopped))
     used = fixed_overhead + sum(item.tokens for item in outcome.selected)
     return Selection(
@@ -228,45 +254,72 @@ def select_within_budget(
     )
 
 
-def _walk(
-    search: _Search,
-    outcome: _Outcome,
-    cost_of: Callable[[UUID], int],
-    admit: Admit,
-    max_nodes: int,
-    max_path_cost: float | None,
-    seed_scores: Mapping[UUID, float],
-) -> None:
-    while (entry := search.pop()) is not None:
-        path = search.path(entry)
-        stop = _stop_reason(path, len(outcome.selected), max_nodes, max_path_cost)
-        if stop is not None:
-            outcome.stopped = stop
-            outcome.dropped.append(Dropped(path.node, stop, None, path.cost))
-            return
-        tokens = cost_of(path.node)
-        refused = admit(path.node, path.origin, tokens)
-        if refused is None:
-            score = seed_scores.get(path.node)
-            outcome.selected.append(
-                Selected(path.node, path.origin, score, path.cost, tokens, path.via, path.hops)
-            )
-        else:
-            outcome.dropped.append(Dropped(path.node, refused, tokens, path.cost))
+@dataclass(slots=True)
+class _Taker:
+    """Takes or drops one record at a time."""
+
+    outcome: _Outcome
+    cost_of: Callable[[UUID], int]
+    admit: Admit
+    max_path_cost: float | None
+    seed_scores: Mapping[UUID, float]
+    duplicates: Mapping[UUID, Sequence[UUID]]
+    taken: set[UUID] = field(default_factory=set)
+
+    def offer(self, path: _Path) -> bool:
+        """Whether the record went into the context (else it is recorded as dropped)."""
+        outcome, node = self.outcome, path.node
+        too_far = self.max_path_cost is not None and path.cost > self.max_path_cost
+        if too_far and node not in self.seed_scores:
+            outcome.dropped.append(Dropped(node, DropReason.below_threshold, None, path.cost))
+            return False
+        twin = next((d for d in self.duplicates.get(node, ()) if d in self.taken), None)
+        if twin is not None:
+            drop = Dropped(node, DropReason.duplicate_content, None, path.cost, twin)
+            outcome.dropped.append(drop)
+            return False
+        tokens = self.cost_of(node)
+        refused = self.admit(node, path.origin, tokens)
+        if refused is not None:
+            outcome.dropped.append(Dropped(node, refused, tokens, path.cost))
             if path.origin == TRIGGER_SOURCE and path.hops == 0:
                 outcome.trigger_over_budget = True
+            return False
+        score = self.seed_scores.get(node)
+        outcome.selected.append(
+            Selected(node, path.origin, score, path.cost, tokens, path.via, path.hops)
+        )
+        self.taken.add(node)
+        return True
+
+
+def _walk(search: _Search, taker: _Taker, max_nodes: int) -> None:
+    outcome = taker.outcome
+    while (entry := search.pop()) is not None:
+        path = search.path(entry)
+        # Holds for every record popped later too, so the search ends here.
+        if len(outcome.selected) >= max_nodes:
+            outcome.stopped = DropReason.max_nodes
+            outcome.dropped.append(Dropped(path.node, DropReason.max_nodes, None, path.cost))
+            return
+        taker.offer(path)
         search.expand(entry)
 
 
-def _stop_reason(
-    path: _Path, taken: int, max_nodes: int, max_path_cost: float | None
-) -> DropReason | None:
-    # Both conditions hold for every record popped later too, so the search ends here.
-    if max_path_cost is not None and path.cost > max_path_cost:
-        return DropReason.below_threshold
-    if taken >= max_nodes:
-        return DropReason.max_nodes
-    return None
+def _walk_picked(search: _Search, taker: _Taker, max_nodes: int, picker: Picker) -> None:
+    """The whole search first, then the records in the picker's order."""
+    paths: list[_Path] = []
+    while (entry := search.pop()) is not None:
+        paths.append(search.path(entry))
+        search.expand(entry)
+    picker.begin([(path.node, path.cost) for path in paths])
+    outcome = taker.outcome
+    while (index := picker.pick()) is not None:
+        path = paths[index]
+        if len(outcome.selected) >= max_nodes:
+            outcome.dropped.append(Dropped(path.node, DropReason.max_nodes, None, path.cost))
+        elif taker.offer(path):
+            picker.taken(index)
 
 
 def _leftovers(search: _Search, stopped: DropReason | None) -> list[Dropped]:

@@ -4,7 +4,8 @@ With a :class:`RecordCache`, the query still decides which records exist, are li
 the owner's and are not blacklisted, and at which version; but a record already cached
 at that version comes back without its content (title, tags, context, hints), which is
 taken from the cache instead of being sent and decoded again. Domain labels are always
-sent: the background relabel changes them without a new version."""
+sent: the background relabel changes them without a new version. A record sent comes
+with its embedding, which the cache keeps for context.ranking."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -76,11 +79,22 @@ async def load_trigger(
     return to_record(row), list(row["entity_keywords"] or []), row["llm_text"] or ""
 
 
+def unit_vector(sent: bytes) -> NDArray[np.float32]:
+    """An embedding from pgvector's binary form (``vector_send``: a 4-byte header, then
+    big-endian float4s), scaled to unit length."""
+    vector = np.frombuffer(sent, dtype=">f4", offset=4).astype(np.float32)
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
 class RecordCache:
-    """Records by id at their latest loaded version, across assemblies (bounded, LRU)."""
+    """Records by id at their latest loaded version, across assemblies (bounded, LRU), and
+    their embeddings as unit vectors. An embedding changes only with the record's text, so
+    with its version; one filled in late is cached once it is read."""
 
     def __init__(self, size: int) -> None:
         self._records: LRU[uuid.UUID, Record] = LRU(size)
+        self._vectors: LRU[uuid.UUID, tuple[int, NDArray[np.float32]]] = LRU(size)
 
     def known(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
         """The cached version of each of ``ids`` that is cached."""
@@ -99,14 +113,24 @@ class RecordCache:
         if record.version is not None:
             self._records.put(record.id, record)
 
+    def vector(self, record_id: uuid.UUID, version: int) -> NDArray[np.float32] | None:
+        found = self._vectors.get(record_id)
+        return found[1] if found is not None and found[0] == version else None
+
+    def put_vector(self, record_id: uuid.UUID, version: int, vector: NDArray[np.float32]) -> None:
+        self._vectors.put(record_id, (version, vector))
+
     def __len__(self) -> int:
         return len(self._records)
 
 
 _CACHED_COLUMNS = ", ".join(
-    f"CASE WHEN k.version IS NULL THEN b.{column} END AS {column}"
-    for column in ("title", "tags", "context", "llm_hints")
-)
+    f"CASE WHEN k.version IS NULL THEN {value} END AS {column}"
+    for column, value in (
+        ("title", "b.title"), ("tags", "b.tags"), ("context", "b.context"),
+        ("llm_hints", "b.llm_hints"), ("vector", "vector_send(b.embedding)"),
+    )
+)  # fmt: skip
 
 
 async def load_records_cached(
@@ -139,6 +163,8 @@ async def load_records_cached(
         if not row["cached"]:
             record = to_record(row)
             cache.put(record)
+            if row["vector"] is not None:
+                cache.put_vector(record.id, row["version"], unit_vector(row["vector"]))
         elif (record := cache.get(row["id"], row["version"])) is None:
             stale.append(row["id"])  # evicted or replaced since `known`: load it in full
             continue
