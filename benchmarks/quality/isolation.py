@@ -22,16 +22,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -50,9 +44,7 @@ from isolation_score import (  # noqa: E402
     trigger_domain,
 )
 from rich.progress import Progress  # noqa: E402
-from tests.processes import start_cairn_up, stop  # noqa: E402
-
-from cairn.runtime import free_port  # noqa: E402
+from server import cairn  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 DOMAINS_SCHEMA = "context.domains.v1"
@@ -78,25 +70,6 @@ def inline_agent(isolate: bool) -> dict[str, Any]:
         "context_sources": {"semantic": SEMANTIC | {"scope": "global"}, "session": {"limit": 0}},
         "domains": {"isolate": isolate},
     }
-
-
-@contextmanager
-def cairn(url: str | None) -> Iterator[str]:
-    """The base URL of a Cairn to use: ``url``, or a fresh `cairn up` stopped afterwards."""
-    if url:
-        yield url
-        return
-    data_dir = Path(tempfile.mkdtemp(prefix="cairn-isolation-"))
-    os.environ["CAIRN_LOG_LEVEL"] = "WARNING"
-    port = free_port()
-    try:
-        server = start_cairn_up(data_dir, port, REPO / ".cairn" / "models")
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            stop(server, signal.SIGINT)
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 async def settle(client: CairnClient) -> None:
@@ -267,7 +240,7 @@ def main() -> None:
     if found := problems(corpus):
         sys.exit("the corpus is not fit to measure with:\n- " + "\n- ".join(found))
     try:
-        with cairn(args.url) as url:
+        with cairn(args.url, "isolation") as url:
             report = asyncio.run(measure(url, args, corpus))
     except FeatureMissing as missing:
         print(f"isolation not measured: {missing}", file=sys.stderr)

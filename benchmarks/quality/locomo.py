@@ -23,14 +23,10 @@ import asyncio
 import json
 import os
 import pickle
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -44,10 +40,9 @@ from dataset import load_conversation  # noqa: E402
 from report import build_report, markdown  # noqa: E402
 from runner import ask_all, prepare  # noqa: E402
 from score import score  # noqa: E402
-from tests.processes import start_cairn_up, stop  # noqa: E402
+from server import cairn  # noqa: E402
 
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files  # noqa: E402
-from cairn.runtime import free_port  # noqa: E402
 
 FIXTURES = REPO.parent / "shared" / "fixtures" / "locomo-dev"
 RESULTS = REPO / "benchmarks" / "results"
@@ -80,25 +75,6 @@ def parse_args() -> argparse.Namespace:
         "--dump", type=Path, help="also pickle the run (turns, embeddings, contexts) for analysis"
     )
     return parser.parse_args()
-
-
-@contextmanager
-def cairn(url: str | None) -> Iterator[str]:
-    """The base URL of a Cairn to use: ``url``, or a fresh `cairn up` stopped afterwards."""
-    if url:
-        yield url
-        return
-    data_dir = Path(tempfile.mkdtemp(prefix="cairn-locomo-"))
-    os.environ["CAIRN_LOG_LEVEL"] = "WARNING"
-    port = free_port()
-    try:
-        server = start_cairn_up(data_dir, port, REPO / ".cairn" / "models")
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            stop(server, signal.SIGINT)
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> dict[str, Any]:
@@ -145,7 +121,7 @@ def main() -> None:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cairn-locomo-tok-") as tokenizers:
         counter = TokenCounter.from_dir(ensure_tokenizer_files(Path(tokenizers)))
-        with cairn(args.url) as url:
+        with cairn(args.url, "locomo") as url:
             report = asyncio.run(measure(url, args, counter))
     report["timings"]["run_seconds"]["total"] = round(time.perf_counter() - started, 1)
     report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}

@@ -37,7 +37,14 @@ from cairn.context.model import (
     Selection,
 )
 from cairn.context.pathfinder import Admit
-from cairn.context.render import OPEN, ItemBlocks, assemble_text, fixed_overhead, neutralise
+from cairn.context.render import (
+    OPEN,
+    ItemBlocks,
+    assemble_text,
+    fixed_overhead,
+    neutralise,
+    victims,
+)
 from cairn.context.sections import Allocation, Candidate, Sections, SectionSpec, allocate
 from cairn.context.tokens import TokenCounter
 
@@ -208,7 +215,12 @@ class SectionLayout:
                 return Rendered(text, token_count, items, trimmed)
             if not placed:  # not even the headings fit: nothing does
                 return Rendered("", 0, [], trimmed)
-            for victim in self._victims(placed, token_count - budget, trigger):
+            chosen = victims(
+                placed, token_count - budget,
+                tokens=lambda item: self.body(item[0])[1],
+                is_trigger=lambda item: item[0].id == trigger,
+            )  # fmt: skip
+            for victim in chosen:
                 placed.remove(victim)
                 trimmed.append(victim[0].id)
 
@@ -247,21 +259,6 @@ class SectionLayout:
                 items.append(RenderedItem(record.id, spec.name, tokens))
             chunks.append("".join(parts))
         return "\n".join(chunks), items
-
-    def _victims(self, placed: list[_Placed], excess: int, trigger: UUID | None) -> list[_Placed]:
-        """The last-selected items whose tokens cover ``excess``; the trigger alone, once
-        nothing else is left. Never empty while anything is placed."""
-        others = [p for p in reversed(placed) if p[0].id != trigger]
-        if not others:
-            return placed[:1]
-        victims: list[_Placed] = []
-        freed = 0
-        for candidate in others:
-            victims.append(candidate)
-            freed += self.body(candidate[0])[1]
-            if freed >= excess:
-                break
-        return victims
 
 
 def _ordered(records: list[Record], order_by: str) -> list[Record]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Hashable, Mapping
+from typing import TypeVar
 from uuid import UUID
 
 from cairn.context.model import (
@@ -44,6 +45,7 @@ from cairn.context.tokens import TokenCounter
 from cairn.transforms.cache import LRU
 
 RenderItem = Callable[[Record], str]
+T = TypeVar("T")
 
 OPEN, CLOSE = "⟦", "⟧"
 _NEUTRALISE = str.maketrans({OPEN: "[", CLOSE: "]", "〚": "[", "〛": "]"})
@@ -211,7 +213,12 @@ def assemble_text(
         token_count = counter.count(text)
         if token_count <= budget or not placed:
             return Rendered(text, token_count, items, trimmed)
-        for victim in _victims(placed, token_count - budget, blocks):
+        chosen = victims(
+            placed, token_count - budget,
+            tokens=lambda item: blocks.tokens(item[0]),
+            is_trigger=lambda item: item[1] is Section.trigger,
+        )  # fmt: skip
+        for victim in chosen:
             placed.remove(victim)
             trimmed.append(victim[0].id)
 
@@ -239,17 +246,20 @@ def _compose(placed: list[_Placed], blocks: ItemBlocks) -> tuple[str, list[Rende
     return "".join(parts), items
 
 
-def _victims(placed: list[_Placed], excess: int, blocks: ItemBlocks) -> list[_Placed]:
-    """The last-selected items whose tokens cover ``excess``; the trigger alone, once
-    nothing else is left. Never empty while anything is placed, so trimming progresses."""
-    others = [p for p in reversed(placed) if p[1] is not Section.trigger]
+def victims(
+    placed: list[T], excess: int, *, tokens: Callable[[T], int], is_trigger: Callable[[T], bool]
+) -> list[T]:
+    """What to trim when the exact count is ``excess`` tokens over: the last-selected items
+    whose tokens cover it; the trigger alone, once nothing else is left. Never empty while
+    anything is placed, so trimming progresses."""
+    others = [item for item in reversed(placed) if not is_trigger(item)]
     if not others:
         return placed[:1]
-    victims: list[_Placed] = []
+    chosen: list[T] = []
     freed = 0
     for candidate in others:
-        victims.append(candidate)
-        freed += blocks.tokens(candidate[0])
+        chosen.append(candidate)
+        freed += tokens(candidate)
         if freed >= excess:
             break
-    return victims
+    return chosen

@@ -1,0 +1,40 @@
+"""The Cairn a quality benchmark measures: one it is given, or a fresh `cairn up`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tests.processes import start_cairn_up, stop  # noqa: E402
+
+from cairn.runtime import free_port  # noqa: E402
+
+
+@contextmanager
+def cairn(url: str | None, name: str) -> Iterator[str]:
+    """The base URL of a Cairn to use: ``url``, or a fresh `cairn up` in a temporary data
+    directory named after the benchmark, stopped and removed afterwards."""
+    if url:
+        yield url
+        return
+    data_dir = Path(tempfile.mkdtemp(prefix=f"cairn-{name}-"))
+    os.environ["CAIRN_LOG_LEVEL"] = "WARNING"
+    port = free_port()
+    try:
+        server = start_cairn_up(data_dir, port, REPO / ".cairn" / "models")
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            stop(server, signal.SIGINT)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
