@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import time
 import uuid
@@ -44,7 +43,7 @@ from isolation_score import (  # noqa: E402
     trigger_domain,
 )
 from rich.progress import Progress  # noqa: E402
-from server import cairn  # noqa: E402
+from server import cairn, source_state  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 DOMAINS_SCHEMA = "context.domains.v1"
@@ -221,17 +220,6 @@ async def measure(url: str, args: argparse.Namespace, corpus: Corpus) -> dict[st
     splits = ["dev", "test"] if args.split == "all" else [args.split]
     report = build_report(scores, splits, corpus, labels, config)
     return report | {"timings": {k: round(v, 1) for k, v in seconds.items()}}
-
-
-def source_state() -> str:
-    """The commit measured, and whether src/ had uncommitted changes (read-only git)."""
-
-    def git(*args: str) -> str:
-        result = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
-        return result.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "src")
-    return git("rev-parse", "--short", "HEAD") + (" + uncommitted changes in src/" if dirty else "")
 
 
 def main() -> None:

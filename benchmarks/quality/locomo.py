@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import pickle
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,7 @@ from dataset import load_conversation  # noqa: E402
 from report import build_report, markdown  # noqa: E402
 from runner import ask_all, prepare  # noqa: E402
 from score import score  # noqa: E402
-from server import cairn  # noqa: E402
+from server import cairn, source_state  # noqa: E402
 
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files  # noqa: E402
 
@@ -103,17 +102,6 @@ async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> 
         "command": " ".join(sys.argv),
     }
     return build_report(run, score(run, counter), config)
-
-
-def source_state() -> str:
-    """The commit measured, and whether src/ had uncommitted changes (read-only git)."""
-
-    def git(*args: str) -> str:
-        result = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
-        return result.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "src")
-    return git("rev-parse", "--short", "HEAD") + (" + uncommitted changes in src/" if dirty else "")
 
 
 def main() -> None:

@@ -1,10 +1,12 @@
-"""The Cairn a quality benchmark measures: one it is given, or a fresh `cairn up`."""
+"""The Cairn a quality benchmark measures: one it is given, or a fresh `cairn up`; and the
+commit it runs."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -38,3 +40,14 @@ def cairn(url: str | None, name: str) -> Iterator[str]:
             stop(server, signal.SIGINT)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def source_state() -> str:
+    """The commit measured, and whether src/ had uncommitted changes (read-only git)."""
+
+    def git(*args: str) -> str:
+        result = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+        return result.stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", "src")
+    return git("rev-parse", "--short", "HEAD") + (" + uncommitted changes in src/" if dirty else "")
