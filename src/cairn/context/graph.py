@@ -41,12 +41,16 @@ from cairn.context.records import (
     load_records_cached,
 )
 
-# A reached record is in scope: no scope is set, it shares a session with the trigger, or it
-# belongs to no session at all.
+# A reached record is in scope: it shares a session with the trigger, or it belongs to no
+# session at all. Only written into the queries of a scoped walk.
 _IN_SCOPE = (
-    "(CAST(:scope AS text[]) IS NULL OR b.tags && CAST(:scope AS text[])"
+    "(b.tags && CAST(:scope AS text[])"
     " OR NOT EXISTS (SELECT 1 FROM unnest(b.tags) AS tag WHERE starts_with(tag, 'session:')))"
 )
+
+
+def _scope_clause(scoped: bool) -> str:
+    return f"AND {_IN_SCOPE}" if scoped else ""
 
 
 def _not_quiet(node: str) -> str:
@@ -73,7 +77,7 @@ _WALK = f"""
         ) AS step
         JOIN breadcrumbs b ON b.id = step.id
         WHERE walk.depth < :radius
-          AND (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))) AND {_IN_SCOPE}
+          AND (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))) {{scope}}
           AND NOT {{isolated}}
     )
     SELECT DISTINCT id FROM walk
@@ -81,14 +85,15 @@ _WALK = f"""
 
 
 @cache
-def walk_query(isolating: bool) -> TextClause:
+def walk_query(isolating: bool, scoped: bool = False) -> TextClause:
     """The plain walk; ``isolating``: records of the ``:isolated`` domains are neither
-    loaded nor walked through."""
-    return text(_WALK.format(isolated=isolated_sql("b") if isolating else "false"))
+    loaded nor walked through; ``scoped``: nor records of sessions not in ``:scope``."""
+    isolated = isolated_sql("b") if isolating else "false"
+    return text(_WALK.format(isolated=isolated, scope=_scope_clause(scoped)))
 
 
 @cache
-def hop_query(costs: CostModel, isolating: bool = False) -> TextClause:
+def hop_query(costs: CostModel, isolating: bool = False, scoped: bool = False) -> TextClause:
     """One hop of the ranked walk: every frontier node's strongest edges (fan-out capped
     per direction), the reached record's best cost, the nearest :limit of them. The edge
     costs are the pathfinder's, generated from ``costs``. ``isolating``: records of the
@@ -123,7 +128,8 @@ def hop_query(costs: CostModel, isolating: bool = False) -> TextClause:
             ) AS step
         ) AS hop
         JOIN breadcrumbs b ON b.id = hop.id
-        WHERE (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded))) AND {_IN_SCOPE}
+        WHERE (b.schema_name IS NULL OR NOT (b.schema_name = ANY(:excluded)))
+              {_scope_clause(scoped)}
         GROUP BY hop.id
         )
         {nearest}
@@ -171,7 +177,7 @@ async def load_graph(
             "excluded": sorted(excluded), "quiet": quiet, "scope": _scope(scope),
             "isolated": sorted(isolated),
         }  # fmt: skip
-        rows = await session.execute(walk_query(bool(isolated)), params)
+        rows = await session.execute(walk_query(bool(isolated), scope is not None), params)
         reached = {row.id for row in rows} | set(preloaded or ())
         isolated_ids: list[uuid.UUID] = []
     else:
@@ -217,7 +223,7 @@ class _RankedWalk:
             "owner": owner_id, "excluded": sorted(excluded), "fanout": fanout, "quiet": quiet,
             "scope": scope, "isolated": sorted(isolated),
         }  # fmt: skip
-        self.query = hop_query(costs, bool(isolated))
+        self.query = hop_query(costs, bool(isolated), scope is not None)
         self.isolated: dict[uuid.UUID, float] = {}  # reached, left out: their least cost
 
     async def nearest(
