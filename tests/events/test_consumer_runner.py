@@ -19,7 +19,8 @@ from tests.conftest import Services
 from tests.waiting import eventually
 
 from cairn.db.engine import database_probe
-from cairn.events.consumer import HELD, ConsumerRunner
+from cairn.events.consumer import ConsumerRunner
+from cairn.events.consumer_metrics import HELD
 from cairn.events.dead_letters import DeadEventStore
 from cairn.events.messages import ConsumerSpec, Delivery
 from cairn.events.outcomes import PoisonMessage

@@ -27,7 +27,8 @@ from cairn.context.agents import AGENT_SCHEMA
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.db.roles import DEFAULT_APP_ROLE
-from cairn.events.consumer import HELD, MESSAGES, ConsumerRunner
+from cairn.events.consumer import ConsumerRunner
+from cairn.events.consumer_metrics import HELD, MESSAGES
 from cairn.events.nats_client import NatsHolder
 from cairn.events.payloads import STREAM_NAME
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres, free_port

@@ -30,11 +30,11 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
-from prometheus_client import Counter, Gauge
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.config import EventSettings
 from cairn.db.engine import database_probe
+from cairn.events.consumer_metrics import DEAD_LETTERS, HELD, MESSAGES, OUTAGES
 from cairn.events.dead_letters import DeadEventStore
 from cairn.events.messages import ConsumerSpec, DeadLetterSink, Delivery, Handler, Probe
 from cairn.events.nats_client import NatsHolder
@@ -49,25 +49,6 @@ CONSUMER_CHECK_S = 10.0  # while idle, check this often that the consumer still 
 MIN_BACKOFF_S, MAX_BACKOFF_S = 0.5, 5.0  # between attempts to bind after losing NATS
 PROBE_TIMEOUT_S = 5.0
 MAX_DEFECT_DELAY_S = 60.0
-
-MESSAGES = Counter(
-    "cairn_consumer_messages_total",
-    "Messages handled by a JetStream consumer, by outcome",
-    ["consumer", "outcome"],
-)
-DEAD_LETTERS = Counter(
-    "cairn_consumer_dead_letters_total",
-    "Events a consumer gave up on and recorded as dead letters",
-    ["consumer"],
-)
-OUTAGES = Counter(
-    "cairn_consumer_outages_total", "Dependency outages a consumer waited out", ["consumer"]
-)
-HELD = Gauge(
-    "cairn_consumer_held_messages",
-    "Messages held in place while a dependency is unreachable",
-    ["consumer"],
-)
 
 
 @dataclass(frozen=True)
