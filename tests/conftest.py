@@ -133,3 +133,20 @@ async def worker(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
     yield
     stop.set()
     await asyncio.wait_for(task, 30)
+
+
+@pytest.fixture
+async def tenant(app: FastAPI) -> AsyncIterator[uuid.UUID]:
+    """Requests of this test act as a fresh tenant of their own (everything after the caller
+    is real): what the test defines — domains, say — affects nobody else's records."""
+    from cairn.api import deps
+    from cairn.db.tenants import ensure_tenant
+    from cairn.principal import Principal
+
+    owner = uuid.uuid4()
+    await ensure_tenant(app.state.resources.engine, owner, f"test-{owner}")
+    app.dependency_overrides[deps.get_principal] = lambda: Principal(owner, "fresh-tenant")
+    try:
+        yield owner
+    finally:
+        app.dependency_overrides.pop(deps.get_principal, None)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 import uuid
@@ -43,7 +42,7 @@ from isolation_score import (  # noqa: E402
     trigger_domain,
 )
 from rich.progress import Progress  # noqa: E402
-from server import cairn, source_state  # noqa: E402
+from server import cairn, source_state, write_report  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 DOMAINS_SCHEMA = "context.domains.v1"
@@ -233,11 +232,7 @@ def main() -> None:
     except FeatureMissing as missing:
         print(f"isolation not measured: {missing}", file=sys.stderr)
         sys.exit(2)
-    text = markdown(report)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    args.out.with_suffix(".md").write_text(text)
-    print(text)
+    write_report(args.out, report, markdown(report))
 
 
 if __name__ == "__main__":

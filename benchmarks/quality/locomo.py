@@ -39,7 +39,7 @@ from dataset import load_conversation  # noqa: E402
 from report import build_report, markdown  # noqa: E402
 from runner import ask_all, prepare  # noqa: E402
 from score import score  # noqa: E402
-from server import cairn, source_state  # noqa: E402
+from server import cairn, source_state, write_report  # noqa: E402
 
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files  # noqa: E402
 
@@ -113,11 +113,7 @@ def main() -> None:
             report = asyncio.run(measure(url, args, counter))
     report["timings"]["run_seconds"]["total"] = round(time.perf_counter() - started, 1)
     report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
-    text = markdown(report)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    args.out.with_suffix(".md").write_text(text)
-    print(text)
+    write_report(args.out, report, markdown(report))
 
 
 if __name__ == "__main__":

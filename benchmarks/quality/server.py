@@ -3,6 +3,7 @@ commit it runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -12,6 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -51,3 +53,11 @@ def source_state() -> str:
 
     dirty = git("status", "--porcelain", "--", "src")
     return git("rev-parse", "--short", "HEAD") + (" + uncommitted changes in src/" if dirty else "")
+
+
+def write_report(out: Path, report: dict[str, Any], text: str) -> None:
+    """``out``.json (the data) and ``out``.md (``text``), and the text on stdout."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    out.with_suffix(".md").write_text(text)
+    print(text)

@@ -5,7 +5,6 @@ in a time-sensitive domain an older record counts for less."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -14,10 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import text as sql
 from tests.assembly.helpers import link, post
 
-from cairn.api import deps
 from cairn.db.engine import tenant_session
-from cairn.db.tenants import ensure_tenant
-from cairn.principal import Principal
 
 DEFINITION: dict[str, Any] = {
     "domains": [
@@ -32,18 +28,6 @@ DEFINITION: dict[str, Any] = {
     "min_confidence": 0.1,
 }
 PG = "How do I fix the PostgreSQL connection pooling issue?"
-
-
-@pytest.fixture
-async def tenant(app: FastAPI) -> AsyncIterator[uuid.UUID]:
-    """This test's requests act as a fresh tenant, so its definition labels nobody else."""
-    owner = uuid.uuid4()
-    await ensure_tenant(app.state.resources.engine, owner, f"isolation-{owner}")
-    app.dependency_overrides[deps.get_principal] = lambda: Principal(owner, "isolation-test")
-    try:
-        yield owner
-    finally:
-        app.dependency_overrides.pop(deps.get_principal, None)
 
 
 def agent(**extra: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ nobody else's records."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -18,14 +17,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.factories import breadcrumb
 from tests.waiting import eventually
 
-from cairn.api import deps
 from cairn.context import relabel
 from cairn.context.domain_store import load_domains
 from cairn.context.records import load_records
 from cairn.context.relabel import _RELABEL, Relabeller
 from cairn.db.engine import set_tenant, tenant_session
 from cairn.db.tenants import ensure_tenant
-from cairn.principal import Principal
 from cairn.worker.app import NoEmbedder
 
 SCHEMA = "context.domains.v1"
@@ -48,18 +45,6 @@ DEFINITION: dict[str, Any] = {
 }
 PG = "How do I fix the PostgreSQL connection pooling issue?"
 LORA = "What LoRA settings work best for character consistency?"
-
-
-@pytest.fixture
-async def tenant(app: FastAPI) -> AsyncIterator[uuid.UUID]:
-    """Requests of this test act as a fresh tenant (everything after the caller is real)."""
-    owner = uuid.uuid4()
-    await ensure_tenant(app.state.resources.engine, owner, f"domains-{owner}")
-    app.dependency_overrides[deps.get_principal] = lambda: Principal(owner, "domains-test")
-    try:
-        yield owner
-    finally:
-        app.dependency_overrides.pop(deps.get_principal, None)
 
 
 async def _post(client: httpx.AsyncClient, **overrides: Any) -> str:
