@@ -20,7 +20,13 @@ from pydantic import SecretStr
 from tests.processes import served
 
 from cairn.api.app import create_app
-from cairn.config import EmbeddingSettings, EventSettings, SecretSettings, Settings
+from cairn.config import (
+    EmbeddingSettings,
+    EventSettings,
+    ReindexSettings,
+    SecretSettings,
+    Settings,
+)
 from cairn.db.roles import DEFAULT_APP_ROLE
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
 from cairn.secrets.crypto import new_kek
@@ -80,6 +86,7 @@ def settings(
         embedding=EmbeddingSettings(model_dir=model_dir, retry_interval_s=3600),
         events=TEST_EVENTS,
         secrets=SecretSettings(kek=SecretStr(new_kek())),
+        reindex=ReindexSettings(poll_interval_s=0.2),  # a hint change is reindexed at once
     )
 
 

@@ -1,4 +1,5 @@
-"""The ``cairn`` command: up, serve, worker, migrate, bootstrap, token, mcp, embed, build-model;
+"""The ``cairn`` command: up, serve, worker, migrate, reindex, bootstrap, token, mcp, embed,
+build-model;
 and for people at a terminal: post, get, search, tail, context, query (``cli_client``)."""
 
 from __future__ import annotations
@@ -117,6 +118,41 @@ def migrate() -> None:
 
     asyncio.run(run())
     typer.echo("migrations applied")
+
+
+@app.command()
+def reindex(
+    schema: Annotated[str | None, typer.Option(help="only records of this schema")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="only records updated at or after (ISO 8601; UTC if bare)")
+    ] = None,
+    tenant: Annotated[
+        str | None, typer.Option(help="only this tenant's records (default: every tenant)")
+    ] = None,
+    batch: Annotated[int | None, typer.Option(help="records per transaction", min=1)] = None,
+) -> None:
+    """Recompute llm_text, embeddings, keywords, domain labels and edges of the selected
+    records against DATABASE_URL with the local model; run again after a crash to resume."""
+    from cairn.reindex.command import parse_since
+    from cairn.reindex.command import reindex as run_reindex
+    from cairn.reindex.jobs import Selection
+
+    settings = _settings()
+    if batch is not None:
+        settings.reindex.batch = batch
+    try:
+        selection = Selection(schema, parse_since(since))
+        owners = [uuid.UUID(tenant)] if tenant else None
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from error
+    if not settings.system_database_url:
+        raise typer.BadParameter("set DATABASE_URL (and CAIRN_ADMIN_DATABASE_URL)")
+    summary = asyncio.run(
+        run_reindex(settings, selection, owners, show_progress=sys.stderr.isatty())
+    )
+    typer.echo(summary.text())
+    if summary.count("failed"):
+        raise typer.Exit(1)
 
 
 @app.command("rotate-kek")

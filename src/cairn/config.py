@@ -90,6 +90,17 @@ class EmbeddingSettings(BaseModel):
     retry_interval_s: float = 30.0
 
 
+class ReindexSettings(BaseModel):
+    """Reindex jobs (``cairn reindex`` and the background job after a schema's hints change)."""
+
+    batch: int = Field(default=64, ge=1, le=1000)  # records per transaction
+    # A runner renews its lease on a job while it works; one silent this long is taken over.
+    lease_s: float = Field(default=60.0, gt=0)
+    poll_interval_s: float = Field(default=5.0, gt=0)  # how often the API looks for jobs
+    background: bool = True  # the API runs the jobs that hint changes enqueue
+    failures_kept: int = Field(default=20, ge=0)  # failed records listed per job
+
+
 class EventSettings(BaseModel):
     """The JetStream stream, the outbox relay, SSE and webhook delivery."""
 
@@ -235,6 +246,7 @@ class Settings(BaseSettings):
     events: EventSettings = EventSettings()
     secrets: SecretSettings = SecretSettings()
     compat: CompatSettings = CompatSettings()
+    reindex: ReindexSettings = ReindexSettings()
 
     @property
     def model_dir(self) -> Path:

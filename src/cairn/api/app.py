@@ -42,6 +42,8 @@ from cairn.events import endpoints as dead_events
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
 from cairn.mcp.endpoint import McpEndpoint
+from cairn.reindex.background import run_reindexing
+from cairn.reindex.runner import Reindexer
 from cairn.secrets import endpoints as secrets
 from cairn.secrets.crypto import Keyring
 from cairn.stream import endpoints as stream
@@ -132,6 +134,12 @@ async def _open(
     )
     relabel = run_relabelling(relabeller, settings.context.domains_relabel_interval_s)
     resources.background.append(asyncio.create_task(relabel, name="domain-relabel"))
+    if settings.reindex.background:
+        reindexer = Reindexer(
+            resources.system_sessions, embedder, settings.reindex, transforms=settings.transforms
+        )
+        reindexing = run_reindexing(reindexer, settings.reindex.poll_interval_s)
+        resources.background.append(asyncio.create_task(reindexing, name="reindex"))
     forget = contexts.answers.forget_on_commit(sessions)
     resources.background.append(asyncio.create_task(forget, name="context-answers"))
     if settings.nats_url:

@@ -88,7 +88,7 @@ class GeneratedWriter(BreadcrumbWriter):
         )
         event = change_event(kind, row, change=change)
         await repository.record_stored_change(self.session, event, row["id"], change=change)
-        self._definitions_changed(row)
+        await self._definitions_changed(None, row)
 
 
 def _generated_json(context: dict[str, Any]) -> str:

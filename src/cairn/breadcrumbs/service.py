@@ -20,9 +20,9 @@ from cairn.acl import repository as acl
 from cairn.acl.schemas import AclAction
 from cairn.breadcrumbs import ops, repository
 from cairn.breadcrumbs.context import BreadcrumbService
+from cairn.breadcrumbs.derived import NOT_EMBEDDED_SCHEMAS, render_llm_texts
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate, BreadcrumbUpdate, CreatedResult
-from cairn.breadcrumbs.text import build_llm_text
 from cairn.breadcrumbs.validation import (
     canonical_json,
     check_context,
@@ -42,6 +42,7 @@ from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, Preconditi
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
 from cairn.principal import Role
+from cairn.reindex.enqueue import enqueue_for_hints
 from cairn.transforms import defined_schemas, is_definition
 
 log = logging.getLogger(__name__)
@@ -49,8 +50,6 @@ log = logging.getLogger(__name__)
 MAX_CAS_ATTEMPTS = 5
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 EMBED_TIMEOUT_S = 10.0
-# Outputs, not knowledge: assembled contexts are never searched, so never embedded.
-NOT_EMBEDDED_SCHEMAS = frozenset({"agent.context.v1"})
 TEXT_FIELDS = ("title", "description", "context", "llm_hints", "schema_name")
 HINT_FIELDS = ("llm_hints", "context", "schema_name")
 
@@ -91,7 +90,7 @@ class BreadcrumbWriter(BreadcrumbService):
             | {"created_by": actor, "updated_by": actor},
         )
         await self._record(row, ChangeKind.created, change="create")
-        self._definitions_changed(row)
+        await self._definitions_changed(None, row)
         await self._domains_written(row)
         return result
 
@@ -118,7 +117,7 @@ class BreadcrumbWriter(BreadcrumbService):
         await outbox.enqueue(
             self.session, change_event(ChangeKind.deleted, deleted, change="delete")
         )
-        self._definitions_changed(row)
+        await self._definitions_changed(row, None)
         return row
 
     async def add_tags(self, breadcrumb_id: uuid.UUID, tags: list[str]) -> Row:
@@ -183,7 +182,7 @@ class BreadcrumbWriter(BreadcrumbService):
             )
             if row is not None:
                 await self._record(row, ChangeKind.updated, change=change_name, reason=reason)
-                self._definitions_changed(current, row)
+                await self._definitions_changed(current, row)
                 await self._domains_written(row)
                 return row
             if if_match is not None:
@@ -252,16 +251,17 @@ class BreadcrumbWriter(BreadcrumbService):
         identity = {"id": new_id or record["id"], "version": None}
         as_written = {"created_at": datetime.now(UTC), **record, **identity}
         owner = self.principal.owner_id
-        (view,) = await self.transforms.render_many(self.session, owner, [as_written])
-        return build_llm_text(
-            record["title"], record.get("description"), view.context, transformed=view.replaced
-        )
+        (text,) = await render_llm_texts(self.transforms, self.session, owner, [as_written])
+        return text
 
-    def _definitions_changed(self, *rows: Row) -> None:
-        """A schema definition was written: forget the hints cached for what it defines."""
-        names = set().union(*(defined_schemas(row["tags"]) for row in rows if is_definition(row)))
+    async def _definitions_changed(self, before: Row | None, after: Row | None) -> None:
+        """A schema definition was written: forget the hints cached for what it defines, and
+        have the records of each schema whose hints changed reindexed (same transaction)."""
+        rows = [row for row in (before, after) if row is not None and is_definition(row)]
+        names = set().union(*(defined_schemas(row["tags"]) for row in rows))
         if names:
             self.transforms.invalidate_after_commit(self.session, names)
+            await enqueue_for_hints(self.session, self.principal.owner_id, before, after)
 
     async def _domains_written(self, row: Row) -> None:
         """A domains definition: its example centroids are embedded now and stored, for the

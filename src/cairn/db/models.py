@@ -337,3 +337,29 @@ secret_audit = Table(
     _timestamp("created_at"),
     Index("ix_secret_audit_secret", "owner_id", "secret_id", "id"),
 )
+
+# Reindex jobs (revision 0017): filters, a cursor in id order and counts, committed with
+# each batch of records; the lease lets one runner at a time work on a job.
+reindex_jobs = Table(
+    "reindex_jobs",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), nullable=False),
+    Column("schema_name", Text),
+    Column("since", DateTime(timezone=True)),
+    Column("origin", Text, nullable=False),
+    Column("state", Text, nullable=False, server_default="pending"),
+    Column("cursor", UUID(as_uuid=True)),
+    *(
+        Column(name, Integer, nullable=False, server_default="0")
+        for name in ("total", "done", "changed", "embedded", "edges", "failed")
+    ),
+    Column("failures", JSONB, nullable=False, server_default=text("'[]'::jsonb")),
+    Column("lease_owner", Text),
+    _timestamp("lease_expires_at", nullable=True),
+    _timestamp("heartbeat_at", nullable=True),
+    _timestamp("created_at"),
+    _timestamp("started_at", nullable=True),
+    _timestamp("updated_at"),
+    _timestamp("finished_at", nullable=True),
+)

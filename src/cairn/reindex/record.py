@@ -1,0 +1,110 @@
+"""One record reindexed: its derived fields written, its edges built again.
+
+Derived fields only — ``llm_text``, ``embedding``, ``entity_keywords`` and the domain
+labels follow from the content and the hints as they are now, so the record's ``version``,
+``updated_at``, history and events stay as they were: nothing a reader or subscriber was
+told about has changed, only how it is indexed. The write is a compare-and-set on the
+version read before the batch: a record written meanwhile was derived by that write, and is
+left alone.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.breadcrumbs.derived import is_embedded
+from cairn.context.domain_store import UNLABELLED_SCHEMAS, label
+from cairn.context.domains import DomainSet
+from cairn.db.models import breadcrumbs
+from cairn.edges.builder import EdgeOptions, build_edges
+from cairn.embedding import entity_keywords, tag_pointers
+
+_RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A record with what the batch computed for it before its transaction."""
+
+    row: Mapping[str, Any]
+    llm_text: str | None
+    embedding: list[float] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    skipped: bool = False  # written or deleted since the batch read it
+    changed: bool = False  # its llm_text differs from the stored one
+    embedded: bool = False
+    edges: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Recompute:
+    """What every record of a batch is recomputed with."""
+
+    domains: DomainSet | None
+    edges: EdgeOptions
+
+
+async def reindex_record(session: AsyncSession, prepared: Prepared, using: Recompute) -> Outcome:
+    """Write ``prepared``'s derived fields and rebuild its edges, in the batch's transaction
+    (the caller wraps it in a savepoint, so one failing record fails alone)."""
+    row = prepared.row
+    values = derived_values(prepared, using.domains)
+    stored = await _store(session, row["owner_id"], row["id"], row["version"], values)
+    if stored is None:
+        return Outcome(skipped=True)
+    counts = await build_edges(session, stored, using.edges)
+    return Outcome(
+        changed=prepared.llm_text != row["llm_text"],
+        embedded=prepared.embedding is not None,
+        edges=sum(counts.values()),
+    )
+
+
+def derived_values(prepared: Prepared, domains: DomainSet | None) -> dict[str, Any]:
+    """The columns to write, as the write path derives them (``BreadcrumbWriter._derived``)."""
+    row = prepared.row
+    if not is_embedded(row):
+        out: dict[str, Any] = {
+            "entity_keywords": tag_pointers(row["tags"]),
+            "llm_text": None,
+            "embedding": None,
+        }
+        return out | ({"domains": [], "domains_version": None} if row["domains_version"] else {})
+    text = prepared.llm_text or ""
+    out = {
+        "entity_keywords": entity_keywords(row["tags"], text),
+        "llm_text": text,
+        "embedding": prepared.embedding,
+    }
+    if domains is None or row["schema_name"] in UNLABELLED_SCHEMAS:
+        if row["domains_version"]:
+            out |= {"domains": [], "domains_version": None}
+        return out
+    labels = label(domains, {**row, **out})
+    return out | {"domains": list(labels), "domains_version": domains.version}
+
+
+async def _store(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    record_id: uuid.UUID,
+    version: int,
+    values: dict[str, Any],
+) -> Mapping[Any, Any] | None:
+    b = breadcrumbs.c
+    statement = (
+        update(breadcrumbs)
+        .where(b.id == record_id, b.owner_id == owner_id, b.version == version)
+        .values(values)
+        .returning(*_RECORD_COLUMNS)
+    )
+    return (await session.execute(statement)).mappings().one_or_none()
