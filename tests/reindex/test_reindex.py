@@ -193,3 +193,19 @@ async def test_a_lease_keeps_a_job_to_one_runner(
     assert (finished["done"], finished["state"]) == (4, DONE)
     reindexed = [r for r, row in (await _stored(db, ids)).items() if row["llm_text"] != "stale"]
     assert len(reindexed) == 3  # the one done before the takeover stays as it was staled
+
+
+async def test_a_second_job_on_the_same_records_waits_for_the_first(
+    app: FastAPI, client: httpx.AsyncClient, tenant: uuid.UUID, schema: str
+) -> None:
+    await _create(client, _note(schema, 0))
+    first_job = await _cli_job(app, tenant, Selection(schema))
+    second_job = await _cli_job(app, tenant, Selection(schema))
+    first, second = _reindexer(app), _reindexer(app)
+    job = await first.claim(CLI, among=[first_job, second_job])
+    assert job is not None and job["id"] == first_job
+    assert await second.claim(CLI, among=[second_job]) is None
+    await first.run(job)
+    taken = await second.claim(CLI, among=[second_job])
+    assert taken is not None and taken["id"] == second_job
+    await second.run(taken)

@@ -156,9 +156,10 @@ async def claim(
     free = or_(j.lease_owner.is_(None), j.lease_expires_at < func.now())
     if dead_holders:
         free = or_(free, j.lease_owner.in_(dead_holders))
+    chosen = j.id.in_(among) if among is not None else true()
     candidate = (
         select(j.id)
-        .where(j.origin == origin, j.state != DONE, free, j.id.in_(among) if among else true())
+        .where(j.origin == origin, j.state != DONE, free, chosen, ~_sibling_running())
         .order_by(j.created_at, j.id)
         .limit(1)
         .with_for_update(skip_locked=True)
@@ -179,6 +180,23 @@ async def claim(
         await session.execute(update(reindex_jobs).where(j.id == job["id"]).values(total=total))
         job = {**job, "total": total}
     return job
+
+
+def _sibling_running() -> ColumnElement[bool]:
+    """Another job of the same tenant and schema under a live lease: the two would rewrite
+    the same records side by side, so the later one waits for it."""
+    j, other = reindex_jobs.c, reindex_jobs.alias("other").c
+    return (
+        select(other.id)
+        .where(
+            other.owner_id == j.owner_id,
+            other.schema_name.is_not_distinct_from(j.schema_name),
+            other.id != j.id,
+            other.state == RUNNING,
+            other.lease_expires_at > func.now(),
+        )
+        .exists()
+    )
 
 
 def _lease(runner: str, lease_s: float) -> dict[str, Any]:
