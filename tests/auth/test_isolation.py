@@ -214,3 +214,19 @@ async def test_tenant_b_sees_and_removes_none_of_tenant_a_dead_events(
     assert (await jwt_client.delete(f"/worker/dead/{entry['id']}", headers=b)).status_code == 404
     assert (await jwt_client.delete(f"/worker/dead/{entry['id']}", headers=a)).status_code == 200
     assert (await jwt_client.get("/worker/dead", headers=a)).json() == []
+
+
+async def test_tenant_b_sees_none_of_tenant_a_reindex_jobs(
+    jwt_client: httpx.AsyncClient, mint: Mint, marker: str
+) -> None:
+    a = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    schema = f"iso{marker.split(':')[1]}.v1"
+    definition = {
+        "schema_name": "schema.def.v1", "title": "defines", "tags": [f"defines:{schema}"],
+        "context": {}, "llm_hints": {"transform": {"x": {"type": "format", "format": "x"}}},
+    }  # fmt: skip
+    assert (await jwt_client.post("/breadcrumbs", json=definition, headers=a)).status_code == 201
+    [job] = (await jwt_client.get("/reindex", headers=a)).json()
+    assert (job["schema_name"], job["origin"]) == (schema, "hints")
+    assert (await jwt_client.get("/reindex", headers=b)).json() == []

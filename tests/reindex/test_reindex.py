@@ -209,3 +209,22 @@ async def test_a_second_job_on_the_same_records_waits_for_the_first(
     taken = await second.claim(CLI, among=[second_job])
     assert taken is not None and taken["id"] == second_job
     await second.run(taken)
+
+
+async def test_get_reindex_lists_the_jobs_with_their_progress(
+    client: httpx.AsyncClient, db: AsyncEngine, tenant: uuid.UUID, schema: str
+) -> None:
+    await _create(client, _note(schema, 0))
+    await _create(client, schema_definition(schema, HINTS))
+
+    async def listed_done() -> bool:
+        response = await client.get("/reindex")
+        assert response.status_code == 200, response.text
+        return [(j["schema_name"], j["state"], j["done"]) for j in response.json()] == [
+            (schema, DONE, 1)
+        ]
+
+    await eventually(listed_done, timeout=30)
+    (job,) = (await client.get("/reindex", params={"limit": 1})).json()
+    assert (job["total"], job["leased"], job["failures"]) == (1, False, [])
+    assert (await client.get("/reindex", params={"limit": 0})).status_code == 422

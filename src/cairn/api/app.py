@@ -42,6 +42,7 @@ from cairn.events import endpoints as dead_events
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
 from cairn.mcp.endpoint import McpEndpoint
+from cairn.reindex import endpoints as reindex
 from cairn.reindex.background import run_reindexing
 from cairn.reindex.runner import Reindexer
 from cairn.secrets import endpoints as secrets
@@ -64,6 +65,7 @@ ROUTERS = (
     contexts.router,
     acl.router,
     secrets.router,
+    reindex.router,
 )
 
 

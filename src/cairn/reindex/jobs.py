@@ -135,6 +135,18 @@ async def unfinished_cli_jobs(
     return (await session.execute(query.order_by(j.created_at, j.id))).mappings().all()
 
 
+async def newest(session: AsyncSession, owner_id: uuid.UUID, limit: int) -> Sequence[Job]:
+    j = reindex_jobs.c
+    leased = (j.lease_owner.is_not(None) & (j.lease_expires_at > func.now())).label("leased")
+    query = (
+        select(reindex_jobs, leased)
+        .where(j.owner_id == owner_id)
+        .order_by(j.created_at.desc(), j.id.desc())
+        .limit(limit)
+    )
+    return (await session.execute(query)).mappings().all()
+
+
 async def by_ids(session: AsyncSession, ids: Sequence[uuid.UUID]) -> Sequence[Job]:
     j = reindex_jobs.c
     query = select(reindex_jobs).where(j.id.in_(ids)).order_by(j.created_at, j.id)
