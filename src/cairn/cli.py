@@ -139,7 +139,8 @@ def reindex(
 
     settings = _settings()
     if batch is not None:
-        settings.reindex.batch = batch
+        reindex_settings = settings.reindex.model_copy(update={"batch": batch})
+        settings = settings.model_copy(update={"reindex": reindex_settings})
     try:
         selection = Selection(schema, parse_since(since))
         owners = [uuid.UUID(tenant)] if tenant else None
