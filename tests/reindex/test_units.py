@@ -100,3 +100,18 @@ def test_since_takes_iso_dates_and_times() -> None:
     assert parse_since(None) is None
     with pytest.raises(ValueError):
         parse_since("last tuesday")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--since", "last tuesday"), ("--tenant", "not-a-uuid")]
+)
+def test_the_command_refuses_bad_filters_before_touching_the_database(
+    option: str, value: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from cairn.cli import app
+
+    result = CliRunner().invoke(app, ["reindex", option, value])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value" in result.output
