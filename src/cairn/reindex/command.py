@@ -11,6 +11,7 @@ host that no longer exists is taken over at once, one held elsewhere once its le
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import time
@@ -28,6 +29,8 @@ from cairn.embedding.factory import load_embedder
 from cairn.reindex import jobs
 from cairn.reindex.jobs import CLI, DONE, Job, Selection
 from cairn.reindex.runner import LeaseLost, Reindexer
+
+log = logging.getLogger(__name__)
 
 WAIT_S = 1.0
 
@@ -117,7 +120,7 @@ async def _run_all(
     runner: Reindexer, ids: list[uuid.UUID], progress: Callable[[Job], None]
 ) -> list[Job]:
     """Claim and run each job; wait for those another live runner holds."""
-    remaining = list(ids)
+    remaining, waited = list(ids), False
     while remaining:
         async with runner.sessions() as session:
             current = await jobs.by_ids(session, remaining)
@@ -128,6 +131,9 @@ async def _run_all(
             progress(job)
             await _run_one(runner, job, progress)
         elif remaining:
+            if not waited:
+                log.warning("waiting for reindex jobs another runner holds: %s", _holders(current))
+                waited = True
             await asyncio.sleep(WAIT_S)
     async with runner.sessions() as session:
         return list(await jobs.by_ids(session, ids))
@@ -141,6 +147,11 @@ async def _run_one(runner: Reindexer, job: Job, progress: Callable[[Job], None])
     except BaseException:  # Ctrl-C, an embedder failure: the next run need not wait
         await asyncio.shield(runner.release(job))
         raise
+
+
+def _holders(current: Sequence[Job]) -> str:
+    held = {job["lease_owner"] for job in current if job["lease_owner"] and job["state"] != DONE}
+    return ", ".join(sorted(held)) or "(none)"
 
 
 def _holder_gone(holder: str | None) -> bool:
