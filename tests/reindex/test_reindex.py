@@ -155,6 +155,11 @@ async def test_a_reindex_reproduces_what_the_write_path_stored(
 ) -> None:
     await _create(client, schema_definition(schema, HINTS))
     ids = [await _create(client, _note(schema, n)) for n in range(3)]
+
+    async def hints_job_done() -> bool:  # a second job on the schema would wait for it
+        return [job["state"] for job in await _jobs_of(db, tenant)] == [DONE]
+
+    await eventually(hints_job_done, timeout=30)
     before = await _stored(db, ids)
     job_id = await _cli_job(app, tenant, Selection(schema))
     runner = _reindexer(app)
