@@ -23,7 +23,7 @@ from cairn.context.domain_store import UNLABELLED_SCHEMAS, label
 from cairn.context.domains import DomainSet
 from cairn.db.models import breadcrumbs
 from cairn.edges.builder import EdgeOptions, build_edges
-from cairn.embedding import entity_keywords, tag_pointers
+from cairn.embedding import Embedder, entity_keywords, tag_pointers
 
 _RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
 
@@ -51,6 +51,7 @@ class Recompute:
 
     domains: DomainSet | None
     edges: EdgeOptions
+    embedder: Embedder  # for what a record needs embedded beyond its one vector
 
 
 async def reindex_record(session: AsyncSession, prepared: Prepared, using: Recompute) -> Outcome:

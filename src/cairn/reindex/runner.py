@@ -108,7 +108,9 @@ class Reindexer:
             if held is None:
                 raise LeaseLost(f"reindex job {job['id']} was taken over")
             domains = await load_domains(session, job["owner_id"], self.embedder)
-            tally = await self._write(session, prepared, Recompute(domains, self.edges))
+            tally = await self._write(
+                session, prepared, Recompute(domains, self.edges, self.embedder)
+            )
             return await jobs.advance(
                 session, held, rows[-1]["id"], tally,
                 lease_s=self.settings.lease_s, failures_kept=self.settings.failures_kept,
