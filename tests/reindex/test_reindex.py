@@ -233,3 +233,15 @@ async def test_get_reindex_lists_the_jobs_with_their_progress(
     (job,) = (await client.get("/reindex", params={"limit": 1})).json()
     assert (job["total"], job["leased"], job["failures"]) == (1, False, [])
     assert (await client.get("/reindex", params={"limit": 0})).status_code == 422
+
+
+async def test_a_second_hint_change_before_the_job_starts_adds_no_job(
+    app: FastAPI, db: AsyncEngine, tenant: uuid.UUID, schema: str
+) -> None:
+    async with app.state.resources.system_sessions() as session, session.begin():
+        await jobs.enqueue_hints_job(session, tenant, schema)
+        await jobs.enqueue_hints_job(session, tenant, schema)
+        await jobs.enqueue_hints_job(session, tenant, f"other.{schema}")
+    assert sorted(job["schema_name"] for job in await _jobs_of(db, tenant)) == sorted(
+        [schema, f"other.{schema}"]
+    )
