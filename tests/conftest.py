@@ -20,7 +20,13 @@ from pydantic import SecretStr
 from tests.processes import served
 
 from cairn.api.app import create_app
-from cairn.config import EmbeddingSettings, EventSettings, SecretSettings, Settings
+from cairn.config import (
+    EmbeddingSettings,
+    EventSettings,
+    ProcessingSettings,
+    SecretSettings,
+    Settings,
+)
 from cairn.db.roles import DEFAULT_APP_ROLE
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
 from cairn.secrets.crypto import new_kek
@@ -77,7 +83,9 @@ def settings(
         admin_database_url=services.postgres.url,
         database_url=services.postgres.url_for(DEFAULT_APP_ROLE),
         nats_url=services.nats.url,
-        embedding=EmbeddingSettings(model_dir=model_dir, retry_interval_s=3600),
+        embedding=EmbeddingSettings(model_dir=model_dir),
+        # The retry job and the gauges run when a test runs them.
+        processing=ProcessingSettings(retry_interval_s=3600, gauge_interval_s=3600),
         events=TEST_EVENTS,
         secrets=SecretSettings(kek=SecretStr(new_kek())),
     )

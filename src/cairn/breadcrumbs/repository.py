@@ -371,17 +371,6 @@ async def claim_idempotency_key(
     return (await session.execute(statement)).first() is not None
 
 
-async def unembedded(session: AsyncSession, *, limit: int) -> Sequence[Row]:
-    """Records whose embedding failed, oldest first (all tenants: a maintenance query)."""
-    query = (
-        select(breadcrumbs.c.id, breadcrumbs.c.llm_text)
-        .where(breadcrumbs.c.embedding.is_(None), breadcrumbs.c.llm_text.is_not(None))
-        .order_by(breadcrumbs.c.updated_at)
-        .limit(limit)
-    )
-    return (await session.execute(query)).mappings().all()
-
-
 async def store_embedding(
     session: AsyncSession, breadcrumb_id: uuid.UUID, llm_text: str, embedding: Sequence[float]
 ) -> bool:

@@ -337,3 +337,30 @@ secret_audit = Table(
     _timestamp("created_at"),
     Index("ix_secret_audit_secret", "owner_id", "secret_id", "id"),
 )
+
+# Processing state per record and stage (revision 0015; cairn.processing): one row per
+# (record, stage), written by whoever runs the stage; rows with a next attempt are the
+# retry job's queue.
+record_processing = Table(
+    "record_processing",
+    metadata,
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), primary_key=True),
+    Column(
+        "breadcrumb_id",
+        UUID(as_uuid=True),
+        ForeignKey("breadcrumbs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("stage", Text, primary_key=True),
+    Column("state", Text, nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    _timestamp("done_at", nullable=True),
+    Column("last_error", Text),
+    _timestamp("next_attempt_at", nullable=True),
+    _timestamp("updated_at"),
+    Index(
+        "ix_record_processing_due",
+        "next_attempt_at",
+        postgresql_where=text("next_attempt_at IS NOT NULL"),
+    ),
+)
