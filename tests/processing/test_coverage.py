@@ -160,3 +160,21 @@ async def test_every_figure_of_coverage_is_exact_and_moves_with_retries(
             )
         ).all()
     assert [tuple(row) for row in rows] == [(2, True, BROKEN)] * 2  # backed off, not given up
+
+
+DOMAINS = {"domains": [{"name": "technical", "triggers": ["postgresql", "database"]}]}
+
+
+async def test_labels_count_where_the_tenant_defines_domains_and_a_delete_leaves_nothing(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    definition = breadcrumb(schema_name="context.domains.v1", title="Domains", context=DOMAINS)
+    assert (await client.post("/breadcrumbs", json=definition)).status_code == 201
+    note = await _post(client, "PostgreSQL vacuum", context={"text": "the database"})
+    body = await _coverage(client)
+    assert body["records"] == 2
+    assert body["stages"]["labelled"] == _stage(done=1, not_needed=1)
+    assert body["stages"]["embedded"] == _stage(done=2)
+    assert (await client.delete(f"/breadcrumbs/{note}")).status_code == 200
+    after = await _coverage(client)
+    assert after["records"] == 1 and after["stages"]["labelled"] == _stage(not_needed=1)

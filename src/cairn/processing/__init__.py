@@ -2,10 +2,17 @@
 each record went through, when, and what failed; a retry job with backoff; coverage.
 
 The public surface for the write path, the worker and the other stages: the stage and
-state names, ``mark_done``, ``mark_failed``, ``mark_pending`` and ``record_outcomes``.
+state names, ``mark_done``, ``mark_failed``, ``mark_pending``, ``mark_not_needed`` and
+``record_outcomes``.
 """
 
-from cairn.processing.repository import mark_done, mark_failed, mark_pending, record_outcomes
+from cairn.processing.repository import (
+    mark_done,
+    mark_failed,
+    mark_not_needed,
+    mark_pending,
+    record_outcomes,
+)
 from cairn.processing.stages import (
     CHUNKED,
     DONE,
@@ -36,6 +43,7 @@ __all__ = [
     "Outcome",
     "mark_done",
     "mark_failed",
+    "mark_not_needed",
     "mark_pending",
     "record_outcomes",
 ]

@@ -18,6 +18,7 @@ from cairn.db.models import record_processing as rp
 from cairn.processing.stages import (
     DONE,
     FAILED,
+    NOT_NEEDED,
     OPEN_STATES,
     PENDING,
     Outcome,
@@ -128,6 +129,13 @@ async def mark_pending(
 ) -> None:
     """``stage`` must run again for these records (what it depends on changed)."""
     await _upsert_tried(session, owner_id, record_ids, stage, Outcome(PENDING, None, due_in_s))
+
+
+async def mark_not_needed(
+    session: AsyncSession, owner_id: uuid.UUID, record_ids: Sequence[uuid.UUID], stage: str
+) -> None:
+    """``stage`` does not apply to these records (now)."""
+    await _upsert_tried(session, owner_id, record_ids, stage, Outcome(NOT_NEEDED))
 
 
 async def claim_due(session: AsyncSession, *, limit: int, lease_s: float) -> list[Due]:
