@@ -344,7 +344,7 @@ secret_audit = Table(
 record_processing = Table(
     "record_processing",
     metadata,
-    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), primary_key=True),
+    Column("owner_id", UUID(as_uuid=True), primary_key=True),
     Column(
         "breadcrumb_id",
         UUID(as_uuid=True),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, select, tuple_, update
+from sqlalchemy import and_, func, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -64,14 +64,38 @@ async def record_outcomes(
     outcomes: Mapping[str, Outcome],
 ) -> None:
     """A write's stages, in one statement: the content is new, so each row starts again
-    (attempts from this write on)."""
+    (attempts from this write on). Plain SQL over arrays: on every write, so one prepared
+    statement whatever the number of stages."""
     if not outcomes:
         return
-    rows = [_row(owner_id, record_id, stage, outcome) for stage, outcome in outcomes.items()]
-    statement = insert(rp).values(rows)
-    fresh = {name: statement.excluded[name] for name in rows[0] if name in _MUTABLE}
-    await session.execute(statement.on_conflict_do_update(index_elements=_KEY, set_=fresh))
+    stages = [(check_stage(stage), outcome) for stage, outcome in outcomes.items()]
+    await session.execute(
+        _WRITE_OUTCOMES,
+        {
+            "owner": owner_id,
+            "record": record_id,
+            "stages": [stage for stage, _ in stages],
+            "states": [outcome.state for _, outcome in stages],
+            "errors": [outcome.error for _, outcome in stages],
+            "dues": [outcome.due_in_s for _, outcome in stages],
+        },
+    )
 
+
+_WRITE_OUTCOMES = text(
+    "INSERT INTO record_processing AS p (owner_id, breadcrumb_id, stage, state, attempts,"
+    " done_at, last_error, next_attempt_at, updated_at)"
+    " SELECT :owner, :record, s.stage, s.state,"
+    f" CASE WHEN s.state IN ('{DONE}', '{FAILED}') THEN 1 ELSE 0 END,"
+    f" CASE WHEN s.state = '{DONE}' THEN now() END, s.error,"
+    " now() + s.due * interval '1 second', now()"
+    " FROM unnest(CAST(:stages AS text[]), CAST(:states AS text[]), CAST(:errors AS text[]),"
+    " CAST(:dues AS float8[])) AS s(stage, state, error, due)"
+    " ON CONFLICT (owner_id, breadcrumb_id, stage) DO UPDATE SET state = excluded.state,"
+    " attempts = excluded.attempts, done_at = excluded.done_at,"
+    " last_error = excluded.last_error, next_attempt_at = excluded.next_attempt_at,"
+    " updated_at = excluded.updated_at"
+)
 
 _KEY = ["owner_id", "breadcrumb_id", "stage"]
 _MUTABLE = {"state", "attempts", "done_at", "last_error", "next_attempt_at", "updated_at"}
