@@ -178,3 +178,25 @@ async def test_labels_count_where_the_tenant_defines_domains_and_a_delete_leaves
     assert (await client.delete(f"/breadcrumbs/{note}")).status_code == 200
     after = await _coverage(client)
     assert after["records"] == 1 and after["stages"]["labelled"] == _stage(not_needed=1)
+
+
+async def test_mark_failed_then_done_is_what_coverage_shows(
+    app: Any, client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    from cairn import processing
+    from cairn.db.engine import tenant_session
+
+    record = uuid.UUID(await _post(client, "Chunky", tags=[]))
+    sessions = app.state.resources.session_factory
+    async with tenant_session(sessions, tenant) as session, session.begin():
+        await processing.mark_failed(session, tenant, record, processing.CHUNKED, "disk full")
+    body = await _coverage(client)
+    assert body["stages"]["chunked"] == _stage(failed=1, percent=0.0)
+    assert body["errors"] == [{"stage": "chunked", "error": "disk full", "records": 1}]
+    async with tenant_session(sessions, tenant) as session, session.begin():
+        await processing.mark_done(session, tenant, [record], processing.CHUNKED)
+    after = await _coverage(client)
+    assert after["stages"]["chunked"] == _stage(done=1) and after["errors"] == []
+    with pytest.raises(ValueError, match="unknown processing stage"):
+        async with tenant_session(sessions, tenant) as session, session.begin():
+            await processing.mark_done(session, tenant, [record], "polished")
