@@ -226,8 +226,9 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("CAIRN_NATS_URL", "NATS_URL")
     )
     # The owner of the schema (runs migrations, creates the application role) and the role of
-    # the few jobs that span tenants (outbox relay, embedding back-fill, DLQ requeue). Requests
-    # and the worker use DATABASE_URL: a role without BYPASSRLS, so row-level security holds.
+    # the few jobs that span tenants (outbox relay, processing retries and gauges, DLQ
+    # requeue). Requests and the worker use DATABASE_URL: a role without BYPASSRLS, so
+    # row-level security holds.
     admin_database_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("CAIRN_ADMIN_DATABASE_URL", "ADMIN_DATABASE_URL"),

@@ -1,6 +1,6 @@
 """Every breadcrumb query. All of them are scoped by ``owner_id`` (row-level security scopes
 them again, to the transaction's tenant), except ``get_granted`` (another tenant's record,
-through an ACL grant) and the embedding back-fill, which runs as the schema owner.
+through an ACL grant) and the processing retry job, which runs as the schema owner.
 
 The ``*_serialized`` writes take the context as JSON text, cast to ``jsonb`` by PostgreSQL:
 for a large document serialized once by the caller rather than again by the driver."""

@@ -116,9 +116,10 @@ async def _upsert_tried(
     changed: dict[str, Any] = {
         name: statement.excluded[name] for name in _MUTABLE if name != "attempts"
     }
-    if outcome.state == DONE:  # a success keeps when the stage was last done
-        changed["done_at"] = func.now()
-    changed["attempts"] = rp.c.attempts + 1 if outcome.state != PENDING else rp.c.attempts
+    # ``done_at``: when the stage was last done, kept through later failures.
+    changed["done_at"] = func.coalesce(statement.excluded.done_at, rp.c.done_at)
+    tried = outcome.state in (DONE, FAILED)
+    changed["attempts"] = rp.c.attempts + 1 if tried else rp.c.attempts
     await session.execute(statement.on_conflict_do_update(index_elements=_KEY, set_=changed))
 
 
