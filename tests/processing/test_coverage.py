@@ -200,3 +200,31 @@ async def test_mark_failed_then_done_is_what_coverage_shows(
     with pytest.raises(ValueError, match="unknown processing stage"):
         async with tenant_session(sessions, tenant) as session, session.begin():
             await processing.mark_done(session, tenant, [record], "polished")
+
+
+async def test_the_retry_job_gives_up_after_its_attempts_and_counts_them(
+    refusing: tuple[httpx.AsyncClient, Any], db: Any
+) -> None:
+    from cairn.config import ProcessingSettings
+    from cairn.processing.retry import RETRIES
+
+    client, app = refusing
+    record = await _post(client, "BROKEN beyond repair", tags=[])
+    resources = app.state.resources
+    settings = ProcessingSettings(retry_backoff_s=0, retry_max_attempts=3)
+    job = RetryJob(
+        resources.system_sessions, resources.session_factory, resources.embedder, settings
+    )
+    failures = RETRIES.labels("embedded", "failed")._value.get()
+    while await job.run_once():  # backoff 0: due again at once, until it gives up
+        pass
+    assert RETRIES.labels("embedded", "failed")._value.get() >= failures + 2
+    query = (
+        "SELECT state, attempts, next_attempt_at, last_error FROM record_processing"
+        " WHERE breadcrumb_id = :id AND stage = 'embedded'"
+    )
+    async with db.connect() as connection:
+        row = (await connection.execute(text(query), {"id": record})).one()
+    assert tuple(row) == ("failed", 3, None, BROKEN)  # the write's try and two retries
+    body = await _coverage(client)
+    assert body["stages"]["embedded"]["failed"] == 1
