@@ -228,3 +228,33 @@ async def test_the_retry_job_gives_up_after_its_attempts_and_counts_them(
     assert tuple(row) == ("failed", 3, None, BROKEN)  # the write's try and two retries
     body = await _coverage(client)
     assert body["stages"]["embedded"]["failed"] == 1
+
+
+@pytest.mark.usefixtures("worker")
+async def test_edges_the_worker_never_built_are_built_by_the_retry_job(
+    refusing: tuple[httpx.AsyncClient, Any], db: Any
+) -> None:
+    client, app = refusing
+    ids = [await _post(client, f"Step {n}", tags=["session:gamma"]) for n in range(2)]
+    await eventually(lambda: _edged(client), timeout=30)
+    async with db.begin() as connection:  # as if the worker had never handled the events
+        lost = {"ids": ids}
+        await connection.execute(
+            text("DELETE FROM breadcrumb_edges WHERE from_id = ANY(CAST(:ids AS uuid[]))"), lost
+        )
+        await connection.execute(
+            text(
+                "UPDATE record_processing SET state = 'pending', next_attempt_at = now()"
+                " WHERE stage = 'edged' AND breadcrumb_id = ANY(CAST(:ids AS uuid[]))"
+            ),
+            lost,
+        )
+    stranded = await _coverage(client)
+    assert stranded["stages"]["edged"]["pending"] == 2 and stranded["islands"]["count"] == 2
+    resources = app.state.resources
+    job = RetryJob(resources.system_sessions, resources.session_factory, resources.embedder)
+    while await job.run_once():
+        pass
+    rebuilt = await _coverage(client)
+    assert rebuilt["stages"]["edged"] == _stage(done=2)
+    assert rebuilt["islands"] == {"count": 0, "ids": []}
