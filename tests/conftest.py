@@ -23,6 +23,7 @@ from cairn.api.app import create_app
 from cairn.config import (
     EmbeddingSettings,
     EventSettings,
+    ProcessingSettings,
     ReindexSettings,
     SecretSettings,
     Settings,
@@ -83,7 +84,9 @@ def settings(
         admin_database_url=services.postgres.url,
         database_url=services.postgres.url_for(DEFAULT_APP_ROLE),
         nats_url=services.nats.url,
-        embedding=EmbeddingSettings(model_dir=model_dir, retry_interval_s=3600),
+        embedding=EmbeddingSettings(model_dir=model_dir),
+        # The retry job and the gauges run when a test runs them.
+        processing=ProcessingSettings(retry_interval_s=3600, gauge_interval_s=3600),
         events=TEST_EVENTS,
         secrets=SecretSettings(kek=SecretStr(new_kek())),
         reindex=ReindexSettings(poll_interval_s=0.2),  # a hint change is reindexed at once

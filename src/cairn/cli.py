@@ -78,13 +78,24 @@ def serve(host: Host = None, port: Port = None) -> None:
 
 
 @app.command()
-def worker() -> None:
+def worker(
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            help="serve /metrics on this port (0: none; default"
+            " CAIRN_PROCESSING__WORKER_METRICS_PORT)"
+        ),
+    ] = None,
+) -> None:
     """Build edges and assemble contexts from the event stream; run as many as you like."""
     import signal
 
     from cairn.worker.app import run_worker
 
     settings = _settings()
+    if metrics_port is not None:
+        processing = settings.processing.model_copy(update={"worker_metrics_port": metrics_port})
+        settings = settings.model_copy(update={"processing": processing})
 
     async def main() -> None:
         stop = asyncio.Event()

@@ -1,5 +1,5 @@
 """The ``cairn`` commands for people at a terminal — post, get, search, tail, context,
-query — talking to a running server through the Python client (``cairn_client``, imported
+query, coverage — talking to a running server through the Python client (``cairn_client``, imported
 when a command runs, so the server's commands do not need it)."""
 
 from __future__ import annotations
@@ -188,6 +188,18 @@ def query(
     typer.echo(", ".join(notes))
 
 
+def coverage(url: Url = None, token: Token = None, as_json: AsJson = False) -> None:
+    """How far the tenant's records got through each processing stage (curators)."""
+    with connected(url, token) as cairn:
+        figures = cairn.coverage()
+    if as_json:
+        typer.echo(render.as_json(figures))
+        return
+    out = render.console()
+    for table in render.coverage_tables(figures):
+        out.print(table)
+
+
 def _explained(formatted: str, explain: dict[str, Any], misses: int) -> None:
     out = render.console()
     typer.echo(formatted)
@@ -196,5 +208,5 @@ def _explained(formatted: str, explain: dict[str, Any], misses: int) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    for command in (post, get, search, tail, context, query):
+    for command in (post, get, search, tail, context, query, coverage):
         app.command(command.__name__)(command)

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from cairn_client.models import Event, SearchHit
+    from cairn_client.models import Coverage, CoverageBreakdown, Event, SearchHit, StageFigures
 
 
 def console() -> Console:
@@ -86,3 +86,37 @@ def _short(record_id: object) -> str:
 
 def _number(value: object) -> str:
     return f"{value:.3f}" if isinstance(value, int | float) else "-"
+
+
+def _percent(figure: StageFigures) -> str:
+    return f"{figure.percent:.1f}%"
+
+
+def coverage_tables(coverage: Coverage) -> list[Table]:
+    """Stages of every record, then per schema and per session tag prefix (share done),
+    then the commonest errors."""
+    stages = Table("stage", "done", "%", "pending", "failed", "not needed", "untracked")
+    stages.title = f"{coverage.records} records, {coverage.islands.count} without any edge"
+    for name, figure in coverage.stages.items():
+        stages.add_row(
+            name, str(figure.done), _percent(figure), str(figure.pending), str(figure.failed),
+            str(figure.not_needed), str(figure.untracked),
+        )  # fmt: skip
+    tables = [stages]
+    for title, parts in (("schema", coverage.by_schema), ("session", coverage.by_session)):
+        if parts:
+            tables.append(_breakdown_table(title, parts))
+    if coverage.errors:
+        errors = Table("stage", "records", "error", title="commonest errors")
+        for error in coverage.errors:
+            errors.add_row(error.stage, str(error.records), error.error)
+        tables.append(errors)
+    return tables
+
+
+def _breakdown_table(title: str, parts: Mapping[str, CoverageBreakdown]) -> Table:
+    names = list(next(iter(parts.values())).stages)
+    table = Table(title, "records", *names, title=f"done by {title}")
+    for key, part in parts.items():
+        table.add_row(key, str(part.records), *(_percent(part.stages[n]) for n in names))
+    return table

@@ -86,8 +86,26 @@ class EmbeddingSettings(BaseModel):
     max_wait_ms: float = 2.0
     threads: int = 2
     max_tokens: int = 256
-    # How often the background task looks for records whose embedding failed.
-    retry_interval_s: float = 30.0
+
+
+class ProcessingSettings(BaseModel):
+    """Processing state (cairn.processing): the retry job of failed or pending stages, the
+    coverage gauges and the worker's own metrics port."""
+
+    # How often the API's retry job looks for due stages, and how many it takes at once.
+    retry_interval_s: float = Field(default=30.0, gt=0)
+    retry_batch: int = Field(default=64, ge=1, le=10_000)
+    # Before retry n (n >= 2) of a stage: backoff * 2**(n-2), capped; after max_attempts
+    # failures the stage stays failed until the record is written again.
+    retry_backoff_s: float = Field(default=30.0, ge=0)
+    retry_max_backoff_s: float = Field(default=3600.0, ge=0)
+    retry_max_attempts: int = Field(default=8, ge=1)
+    # A claimed stage is another process's again after this long (a crashed attempt).
+    retry_lease_s: float = Field(default=300.0, gt=0)
+    # How often the API recomputes the coverage gauges (cairn_processing_records...).
+    gauge_interval_s: float = Field(default=60.0, gt=0)
+    # `cairn worker` serves /metrics on this port (0: none; --metrics-port overrides).
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535)
 
 
 class ReindexSettings(BaseModel):
@@ -219,8 +237,9 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("CAIRN_NATS_URL", "NATS_URL")
     )
     # The owner of the schema (runs migrations, creates the application role) and the role of
-    # the few jobs that span tenants (outbox relay, embedding back-fill, DLQ requeue). Requests
-    # and the worker use DATABASE_URL: a role without BYPASSRLS, so row-level security holds.
+    # the few jobs that span tenants (outbox relay, processing retries and gauges, DLQ
+    # requeue). Requests and the worker use DATABASE_URL: a role without BYPASSRLS, so
+    # row-level security holds.
     admin_database_url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("CAIRN_ADMIN_DATABASE_URL", "ADMIN_DATABASE_URL"),
@@ -244,6 +263,7 @@ class Settings(BaseSettings):
     transforms: TransformSettings = TransformSettings()
     context: ContextSettings = ContextSettings()
     events: EventSettings = EventSettings()
+    processing: ProcessingSettings = ProcessingSettings()
     secrets: SecretSettings = SecretSettings()
     compat: CompatSettings = CompatSettings()
     reindex: ReindexSettings = ReindexSettings()

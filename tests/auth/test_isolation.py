@@ -216,6 +216,17 @@ async def test_tenant_b_sees_and_removes_none_of_tenant_a_dead_events(
     assert (await jwt_client.get("/worker/dead", headers=a)).json() == []
 
 
+async def test_tenant_b_coverage_counts_none_of_tenant_a_records(
+    jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str]
+) -> None:
+    a = {"Authorization": f"Bearer {record_of_a['token']}"}
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    mine = (await jwt_client.get("/coverage", headers=a)).json()
+    assert mine["records"] == 1 and mine["stages"]["embedded"]["done"] == 1
+    theirs = (await jwt_client.get("/coverage", headers=b)).json()
+    assert theirs["records"] == 0 and theirs["by_schema"] == {} and theirs["islands"]["count"] == 0
+
+
 async def test_tenant_b_sees_none_of_tenant_a_reindex_jobs(
     jwt_client: httpx.AsyncClient, mint: Mint, marker: str
 ) -> None:

@@ -60,6 +60,7 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("POST", "/dlq/{entry_id}/retry"): C,
     ("GET", "/worker/dead"): C,
     ("DELETE", "/worker/dead/{entry_id}"): C,
+    ("GET", "/coverage"): C,
     ("GET", "/reindex"): C,
     ("GET", "/contexts/{consumer_id}"): S,
     ("GET", "/contexts/{agent_id}/debug"): S,

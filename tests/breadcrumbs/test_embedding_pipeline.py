@@ -8,9 +8,9 @@ import httpx
 from tests.factories import breadcrumb
 
 from cairn.api.app import create_app
-from cairn.breadcrumbs.maintenance import embed_pending
 from cairn.config import Settings
 from cairn.embedding import HashEmbedder
+from cairn.processing.retry import RetryJob
 
 
 async def test_patch_of_context_re_embeds_and_re_keys(client: httpx.AsyncClient) -> None:
@@ -62,7 +62,8 @@ async def test_failed_embedding_stores_null_then_is_retried(settings: Settings) 
             assert (await client.get(url)).json()["embedding"] is None
             embedder.working = True
             resources = app.state.resources
-            while await embed_pending(resources.system_sessions, embedder):
+            job = RetryJob(resources.system_sessions, resources.session_factory, embedder)
+            while await job.run_once():
                 pass
             embedding = (await client.get(url)).json()["embedding"]
             assert embedding is not None and len(embedding) == 384

@@ -13,6 +13,7 @@ from cairn_client.models import (
     AclEntry,
     Agent,
     AuditEntry,
+    Coverage,
     DeadEvent,
     DeadLetter,
     DecryptedSecret,
@@ -157,6 +158,11 @@ class AdminRoutes:
     @route
     def delete_dead_event(self, entry_id: Id) -> Call[Ok]:
         return call("delete_dead_event", Ok, path={"entry_id": entry_id})
+
+    @route
+    def coverage(self) -> Call[Coverage]:
+        """Processing coverage of the caller's tenant (curators)."""
+        return call("coverage", Coverage)
 
     @route
     def list_acl(

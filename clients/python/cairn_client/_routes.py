@@ -51,6 +51,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "retry_dead_letter": ("POST", "/dlq/{entry_id}/retry"),
     "list_dead_events": ("GET", "/worker/dead"),
     "delete_dead_event": ("DELETE", "/worker/dead/{entry_id}"),
+    "coverage": ("GET", "/coverage"),
     # access control
     "list_acl": ("GET", "/acl"),
     "grant_acl": ("POST", "/acl/grant"),

@@ -278,6 +278,42 @@ class DeadEvent(Answer):
     created_at: datetime
 
 
+class StageFigures(Answer):
+    done: int
+    pending: int
+    failed: int
+    not_needed: int
+    untracked: int
+    percent: float
+
+
+class CoverageBreakdown(Answer):
+    records: int
+    stages: dict[str, StageFigures]
+
+
+class CommonError(Answer):
+    stage: str
+    error: str
+    records: int
+
+
+class Islands(Answer):
+    count: int
+    ids: list[UUID]
+
+
+class Coverage(Answer):
+    """``GET /coverage``: how far the tenant's records got through each processing stage."""
+
+    records: int
+    stages: dict[str, StageFigures]
+    errors: list[CommonError]
+    by_schema: dict[str, CoverageBreakdown]
+    by_session: dict[str, CoverageBreakdown]
+    islands: Islands
+
+
 class AclEntry(Answer):
     id: UUID
     breadcrumb_id: UUID

@@ -21,7 +21,6 @@ from cairn.auth import admin as auth_admin
 from cairn.auth import endpoints as auth
 from cairn.auth.service import Authenticator
 from cairn.breadcrumbs import endpoints as breadcrumbs
-from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
 from cairn.context import endpoints as contexts
 from cairn.context.builder import ContextBuilder
@@ -42,6 +41,9 @@ from cairn.events import endpoints as dead_events
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
 from cairn.mcp.endpoint import McpEndpoint
+from cairn.processing import endpoints as coverage
+from cairn.processing.metrics import run_gauges
+from cairn.processing.retry import RetryJob, run_retries
 from cairn.reindex import endpoints as reindex
 from cairn.reindex.background import run_reindexing
 from cairn.reindex.runner import Reindexer
@@ -65,6 +67,7 @@ ROUTERS = (
     contexts.router,
     acl.router,
     secrets.router,
+    coverage.router,
     reindex.router,
 )
 
@@ -127,10 +130,7 @@ async def _open(
     resources.system_engine = system
     resources.system_sessions = create_session_factory(system)
     resources.keyring = Keyring.from_settings(settings.secrets)
-    retries = run_embedding_retries(
-        resources.system_sessions, embedder, settings.embedding.retry_interval_s
-    )
-    resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
+    _start_processing(resources)
     relabeller = Relabeller(
         resources.system_sessions, embedder, batch=settings.context.domains_relabel_batch
     )
@@ -160,6 +160,17 @@ async def _open(
         )  # fmt: skip
         resources.background.extend(events)
     return resources
+
+
+def _start_processing(resources: Resources) -> None:
+    """The retry job of failed and pending processing stages (where the embedder is), and
+    the coverage gauges."""
+    settings = resources.settings.processing
+    sessions = resources.system_sessions
+    job = RetryJob(sessions, resources.session_factory, resources.embedder, settings)
+    resources.background.append(asyncio.create_task(run_retries(job), name="processing-retries"))
+    gauges = run_gauges(resources.system_sessions, settings.gauge_interval_s)
+    resources.background.append(asyncio.create_task(gauges, name="coverage-gauges"))
 
 
 async def _open_system(settings: Settings, *, migrate: bool) -> AsyncEngine:

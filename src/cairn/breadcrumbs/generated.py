@@ -22,6 +22,7 @@ from cairn.breadcrumbs.validation import check_json, checksum
 from cairn.context.definitions import check_definition
 from cairn.errors import Conflict, PayloadTooLarge
 from cairn.events.payloads import ChangeKind, change_event
+from cairn.processing.write_outcomes import Derived
 
 
 class GeneratedWriter(BreadcrumbWriter):
@@ -32,7 +33,7 @@ class GeneratedWriter(BreadcrumbWriter):
         itself (an assembled context), one per id. A stored record whose ``context`` has a
         later ISO time under ``unless_later`` is kept and returned: an older event handled
         late must not overwrite a newer result."""
-        values, context_json = await self._generated_values(breadcrumb_id, body)
+        values, context_json, derived = await self._generated_values(breadcrumb_id, body)
         owner, ordered_by = self.principal.owner_id, body.context.get(unless_later)
         for _ in range(MAX_CAS_ATTEMPTS):
             stored = await repository.lock_for_replace(
@@ -59,13 +60,15 @@ class GeneratedWriter(BreadcrumbWriter):
             if row is not None:
                 written = {**row, "context": body.context}
                 await self._record_stored(written, created=stored is None)
+                await self._processed(written, derived)
                 return written
         raise Conflict("the record kept changing concurrently; retry the request")
 
     async def _generated_values(
         self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate
-    ) -> tuple[dict[str, Any], str]:
-        """``put_generated``'s columns but the context, and the context as JSON text."""
+    ) -> tuple[dict[str, Any], str, Derived]:
+        """``put_generated``'s columns but the context, the context as JSON text, and the
+        derived columns with their processing outcomes."""
         context_json = _generated_json(body.context)
         payload = context_json.encode()
         if len(payload) > self.limits.max_context_bytes:
@@ -76,9 +79,10 @@ class GeneratedWriter(BreadcrumbWriter):
         values |= {"checksum": checksum(payload), "size_bytes": len(payload)}
         self.transforms.check_record(values | {"context": body.context})
         check_definition(values["schema_name"], body.context)
-        values |= await self._derived(values, tags=values["tags"], new_id=breadcrumb_id)
+        derived = await self._derived(values, tags=values["tags"], new_id=breadcrumb_id)
+        values |= derived.columns
         values["updated_by"] = self.principal.actor
-        return values, context_json
+        return values, context_json, derived
 
     async def _record_stored(self, row: Row, *, created: bool) -> None:
         """``_record`` for a row written with ``put_generated``, whose history row and event

@@ -1,6 +1,6 @@
 """Every breadcrumb query. All of them are scoped by ``owner_id`` (row-level security scopes
 them again, to the transaction's tenant), except ``get_granted`` (another tenant's record,
-through an ACL grant) and the embedding back-fill, which runs as the schema owner.
+through an ACL grant) and the processing retry job, which runs as the schema owner.
 
 The ``*_serialized`` writes take the context as JSON text, cast to ``jsonb`` by PostgreSQL:
 for a large document serialized once by the caller rather than again by the driver."""
@@ -369,17 +369,6 @@ async def claim_idempotency_key(
         .returning(idempotency_keys.c.key)
     )
     return (await session.execute(statement)).first() is not None
-
-
-async def unembedded(session: AsyncSession, *, limit: int) -> Sequence[Row]:
-    """Records whose embedding failed, oldest first (all tenants: a maintenance query)."""
-    query = (
-        select(breadcrumbs.c.id, breadcrumbs.c.llm_text)
-        .where(breadcrumbs.c.embedding.is_(None), breadcrumbs.c.llm_text.is_not(None))
-        .order_by(breadcrumbs.c.updated_at)
-        .limit(limit)
-    )
-    return (await session.execute(query)).mappings().all()
 
 
 async def store_embedding(

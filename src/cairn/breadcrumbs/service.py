@@ -42,6 +42,13 @@ from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, Preconditi
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
 from cairn.principal import Role
+from cairn.processing import record_outcomes
+from cairn.processing.write_outcomes import (
+    Derived,
+    derived_outcomes,
+    not_embedded_outcomes,
+    unchanged_outcomes,
+)
 from cairn.reindex.enqueue import enqueue_for_hints
 from cairn.transforms import defined_schemas, is_definition
 
@@ -68,7 +75,8 @@ class BreadcrumbWriter(BreadcrumbService):
             if replay is not None:
                 return replay
         new_id = uuid.uuid4()
-        values |= await self._derived(values, tags=values["tags"], new_id=new_id)
+        derived = await self._derived(values, tags=values["tags"], new_id=new_id)
+        values |= derived.columns
         result = CreatedResult(id=new_id, version=1)
         if idempotency_key is not None:
             claimed = await repository.claim_idempotency_key(
@@ -90,6 +98,7 @@ class BreadcrumbWriter(BreadcrumbService):
             | {"created_by": actor, "updated_by": actor},
         )
         await self._record(row, ChangeKind.created, change="create")
+        await self._processed(row, derived)
         await self._definitions_changed(None, row)
         await self._domains_written(row)
         return result
@@ -175,13 +184,15 @@ class BreadcrumbWriter(BreadcrumbService):
                 check_definition(merged["schema_name"], merged["context"])
             if any(field in values for field in HINT_FIELDS):
                 self.transforms.check_record({**current, **values})
-            values |= await self._derived(values, tags=values.get("tags"), current=current)
+            derived = await self._derived(values, tags=values.get("tags"), current=current)
+            values |= derived.columns
             values["updated_by"] = self.principal.actor
             row = await repository.update_if_version(
                 self.session, self.principal.owner_id, breadcrumb_id, current["version"], values
             )
             if row is not None:
                 await self._record(row, ChangeKind.updated, change=change_name, reason=reason)
+                await self._processed(row, derived)
                 await self._definitions_changed(current, row)
                 await self._domains_written(row)
                 return row
@@ -221,29 +232,33 @@ class BreadcrumbWriter(BreadcrumbService):
         tags: list[str] | None,
         current: Row | None = None,
         new_id: uuid.UUID | None = None,
-    ) -> dict[str, Any]:
-        """``llm_text``, embedding and keyword pointers for the changed content."""
+    ) -> Derived:
+        """``llm_text``, embedding and keyword pointers for the changed content, and what
+        became of each processing stage."""
         merged: Mapping[str, Any] = {**(current or {}), **values}
         text_changed = current is None or any(field in values for field in TEXT_FIELDS)
         if not text_changed and tags is None:
-            return {}
+            return Derived({}, unchanged_outcomes())
         if merged.get("schema_name") in NOT_EMBEDDED_SCHEMAS:
-            return {
+            columns = {
                 "entity_keywords": tag_pointers(merged["tags"]),
                 "llm_text": None,
                 "embedding": None,
             } | _unlabelled(current)
+            return Derived(columns, not_embedded_outcomes())
         llm_text = await self._llm_text(merged, new_id)
         out: dict[str, Any] = {"entity_keywords": entity_keywords(merged["tags"], llm_text)}
+        embed_error: BaseException | None = None
         if current is None or llm_text != current["llm_text"]:
             out["llm_text"] = llm_text
-            out["embedding"] = await self._embed(llm_text)
+            out["embedding"], embed_error = await self._embed(llm_text)
         labels = await labels_for(
             self.session, self.principal.owner_id, self.embedder, {**merged, **out}
         )
         if labels.version is not None or (current is not None and current["domains_version"]):
             out |= {"domains": list(labels.domains), "domains_version": labels.version}
-        return out
+        embedded = embed_error or "embedding" in out
+        return Derived(out, derived_outcomes(embedded=embedded, labelled=labels.version))
 
     async def _llm_text(self, record: Mapping[str, Any], new_id: uuid.UUID | None) -> str:
         """The text of the record as its hints render it. Without a version: the write may
@@ -270,14 +285,23 @@ class BreadcrumbWriter(BreadcrumbService):
             owner, version = self.principal.owner_id, row["checksum"]
             await store_domains(self.session, owner, version, row["context"], self.embedder)
 
-    async def _embed(self, text: str) -> list[float] | None:
+    async def _embed(self, text: str) -> tuple[list[float] | None, BaseException | None]:
+        """The vector, or the error it failed with (the write goes on without one; the
+        processing retry job embeds it later)."""
         try:
             async with asyncio.timeout(EMBED_TIMEOUT_S):
                 (vector,) = await self.embedder.embed([text])
-            return vector
-        except Exception:  # the write goes on; the maintenance task embeds it later
+            return vector, None
+        except TimeoutError:
+            log.warning("embedding timed out; stored without one, will retry")
+            return None, TimeoutError(f"embedding took longer than {EMBED_TIMEOUT_S:.0f} s")
+        except Exception as error:
             log.warning("embedding failed; stored without one, will retry", exc_info=True)
-            return None
+            return None, error
+
+    async def _processed(self, row: Row, derived: Derived) -> None:
+        """The write's processing state, in its transaction (one statement)."""
+        await record_outcomes(self.session, self.principal.owner_id, row["id"], derived.outcomes)
 
     async def _current(self, breadcrumb_id: uuid.UUID, *, lock: bool = False) -> Row:
         row = await repository.get(

@@ -30,6 +30,7 @@ from prometheus_client import Counter, Gauge
 from sqlalchemy import bindparam, func, or_, select, text, true, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn import processing
 from cairn.context.domain_store import UNLABELLED_SCHEMAS, label, store_domains
 from cairn.context.domains import DOMAINS_SCHEMA, DomainSet
 from cairn.db.models import breadcrumbs
@@ -133,6 +134,8 @@ class Relabeller:
             rows = (await session.execute(query)).all()
             if rows:
                 await session.execute(_RELABEL, _labelled(rows, domains))
+                mark = processing.mark_done if domains is not None else processing.mark_not_needed
+                await mark(session, owner, [row.id for row in rows], processing.LABELLED)
                 target.after = rows[-1].id
         if rows:
             RELABELLED.inc(len(rows))

@@ -11,7 +11,8 @@ closed, not open.
 Two engines per process: the *application* engine (``DATABASE_URL``, a role without
 ``BYPASSRLS``) for requests, the worker and per-tenant background steps, and the *system*
 engine (``CAIRN_ADMIN_DATABASE_URL``, the schema owner) for migrations and the few jobs that
-legitimately span tenants: the outbox relay, the embedding back-fill and the DLQ requeue poll.
+legitimately span tenants: the outbox relay, the processing retries, the coverage gauges and
+the DLQ requeue poll.
 """
 
 from __future__ import annotations

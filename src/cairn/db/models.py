@@ -338,6 +338,33 @@ secret_audit = Table(
     Index("ix_secret_audit_secret", "owner_id", "secret_id", "id"),
 )
 
+# Processing state per record and stage (revision 0015; cairn.processing): one row per
+# (record, stage), written by whoever runs the stage; rows with a next attempt are the
+# retry job's queue.
+record_processing = Table(
+    "record_processing",
+    metadata,
+    Column("owner_id", UUID(as_uuid=True), primary_key=True),
+    Column(
+        "breadcrumb_id",
+        UUID(as_uuid=True),
+        ForeignKey("breadcrumbs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("stage", Text, primary_key=True),
+    Column("state", Text, nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    _timestamp("done_at", nullable=True),
+    Column("last_error", Text),
+    _timestamp("next_attempt_at", nullable=True),
+    _timestamp("updated_at"),
+    Index(
+        "ix_record_processing_due",
+        "next_attempt_at",
+        postgresql_where=text("next_attempt_at IS NOT NULL"),
+    ),
+)
+
 # Reindex jobs (revision 0017): filters, a cursor in id order and counts, committed with
 # each batch of records; the lease lets one runner at a time work on a job.
 reindex_jobs = Table(

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from wsgiref.simple_server import WSGIServer
 
+from prometheus_client import start_http_server
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.config import Settings
@@ -40,6 +42,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         raise RuntimeError("the worker needs DATABASE_URL and NATS_URL")
     engine = create_engine(settings.database_url, settings)
     holder = NatsHolder(settings.nats_url)
+    metrics = serve_metrics(settings.host, settings.processing.worker_metrics_port)
     try:
         sessions = create_session_factory(engine)
         builder = await asyncio.to_thread(
@@ -56,8 +59,21 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
             log.warning("worker did not drain in %.0f s; unacked events come back", DRAIN_TIMEOUT_S)
         log.info("worker stopped")
     finally:
+        if metrics is not None:
+            metrics.shutdown()
+            metrics.server_close()
         await holder.close()
         await engine.dispose()
+
+
+def serve_metrics(host: str, port: int) -> WSGIServer | None:
+    """The worker's own ``/metrics`` (its consumer, edge and assembly figures), on a thread
+    of prometheus_client's; port 0: none."""
+    if not port:
+        return None
+    server, _ = start_http_server(port, addr=host)
+    log.info("worker metrics on http://%s:%d/metrics", host, port)
+    return server
 
 
 def worker_consumer(

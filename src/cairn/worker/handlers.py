@@ -9,10 +9,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn import processing
 from cairn.breadcrumbs import repository as breadcrumbs
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
 from cairn.edges.builder import EdgeOptions, build_edges
+from cairn.edges.repository import CONTEXT_SCHEMA
 from cairn.events.messages import Delivery
 from cairn.events.outcomes import PoisonMessage
 
@@ -74,6 +76,8 @@ class Handlers:
             if row is None:  # deleted since: nothing to link
                 return
             counts = await build_edges(session, row, self.edge_options)
+            if row["schema_name"] != CONTEXT_SCHEMA:  # never linked: its stage is not needed
+                await processing.mark_done(session, owner, [record_id], processing.EDGED)
         if counts:
             log.debug("edges for %s: %s", record_id, dict(counts))
 
