@@ -54,6 +54,16 @@ async def _stored(db: AsyncEngine, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict
     return {row["id"]: dict(row) for row in rows}
 
 
+async def _stages(db: AsyncEngine, ids: list[uuid.UUID]) -> dict[str, set[str]]:
+    query = text("SELECT stage, state FROM record_processing WHERE breadcrumb_id = ANY(:ids)")
+    async with db.connect() as connection:
+        rows = (await connection.execute(query, {"ids": ids})).all()
+    found: dict[str, set[str]] = {}
+    for stage, state in rows:
+        found.setdefault(stage, set()).add(state)
+    return found
+
+
 async def _jobs_of(db: AsyncEngine, owner: uuid.UUID) -> list[dict[str, Any]]:
     query = text("SELECT * FROM reindex_jobs WHERE owner_id = :owner ORDER BY created_at")
     async with db.connect() as connection:
@@ -96,6 +106,8 @@ async def test_a_hint_change_reindexes_the_schemas_records_without_a_new_version
         unchanged = ("version", "updated_at", "history", "events")
         assert {k: new[k] for k in unchanged} == {k: old[k] for k in unchanged}
     assert after[other] == before[other]  # another schema: not selected
+    assert await _stages(db, ids) == {"embedded": {"done"}, "keyed": {"done"},
+                                      "edged": {"done"}, "labelled": {"not_needed"}}  # fmt: skip
     (done,) = await _jobs_of(db, tenant)
     assert (done["total"], done["done"], done["changed"], done["embedded"]) == (3, 3, 3, 3)
     assert done["failed"] == 0 and done["lease_owner"] is None

@@ -1,4 +1,5 @@
-"""One record reindexed: its derived fields written, its edges built again.
+"""One record reindexed: its derived fields written, its edges built again, its processing
+state recorded.
 
 Derived fields only — ``llm_text``, ``embedding``, ``entity_keywords`` and the domain
 labels follow from the content and the hints as they are now, so the record's ``version``,
@@ -24,6 +25,10 @@ from cairn.context.domains import DomainSet
 from cairn.db.models import breadcrumbs
 from cairn.edges.builder import EdgeOptions, build_edges
 from cairn.embedding import Embedder, entity_keywords, tag_pointers
+from cairn.processing import EDGED, record_outcomes
+from cairn.processing import Outcome as Stage
+from cairn.processing.stages import DONE_OUTCOME
+from cairn.processing.write_outcomes import derived_outcomes, not_embedded_outcomes
 
 _RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
 
@@ -63,11 +68,20 @@ async def reindex_record(session: AsyncSession, prepared: Prepared, using: Recom
     if stored is None:
         return Outcome(skipped=True)
     counts = await build_edges(session, stored, using.edges)
+    await record_outcomes(session, row["owner_id"], row["id"], stage_outcomes(row, values))
     return Outcome(
         changed=prepared.llm_text != row["llm_text"],
         embedded=prepared.embedding is not None,
         edges=sum(counts.values()),
     )
+
+
+def stage_outcomes(row: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Stage]:
+    """The processing state a reindexed record is left in: every stage it has done now."""
+    if not is_embedded(row):
+        return not_embedded_outcomes()
+    outcomes = derived_outcomes(embedded=True, labelled=values.get("domains_version"))
+    return outcomes | {EDGED: DONE_OUTCOME}
 
 
 def derived_values(prepared: Prepared, domains: DomainSet | None) -> dict[str, Any]:
