@@ -9,10 +9,12 @@ import uuid
 import httpx
 import pytest
 from fastapi import FastAPI
+from tests.assemblies.helpers import entry
 from tests.auth.conftest import Mint, bearer
 from tests.factories import breadcrumb
 from tests.stream.sse_client import sse
 
+from cairn.assemblies.entry import record_alone
 from cairn.events.dead_letters import DeadEventStore
 from cairn.events.messages import Delivery
 
@@ -214,3 +216,23 @@ async def test_tenant_b_sees_and_removes_none_of_tenant_a_dead_events(
     assert (await jwt_client.delete(f"/worker/dead/{entry['id']}", headers=b)).status_code == 404
     assert (await jwt_client.delete(f"/worker/dead/{entry['id']}", headers=a)).status_code == 200
     assert (await jwt_client.get("/worker/dead", headers=a)).json() == []
+
+
+async def test_tenant_b_sees_none_of_tenant_a_assemblies(
+    jwt_app: FastAPI, jwt_client: httpx.AsyncClient, mint: Mint
+) -> None:
+    tenant_a = uuid.uuid4()
+    a = bearer(mint(owner_id=tenant_a, roles=["curator"]))
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    assert (await jwt_client.get("/assemblies", headers=a)).json()["items"] == []  # A exists
+    logged = entry(tenant_a, "a-agent", query_text="A's question")
+    await record_alone(jwt_app.state.resources.session_factory, logged)
+    [mine] = (await jwt_client.get("/assemblies", headers=a)).json()["items"]
+    assert mine["query_text"] == "A's question"
+    assert (await jwt_client.get("/assemblies", headers=b)).json()["items"] == []
+    for params in ({}, {"agent_id": "a-agent"}):
+        listed = await jwt_client.get("/assemblies", params=params, headers=b)
+        assert listed.json()["items"] == []
+    assert (await jwt_client.get("/assemblies/stats", headers=b)).json()["agents"] == []
+    stats = (await jwt_client.get("/assemblies/stats", headers=a)).json()["agents"]
+    assert [row["agent_id"] for row in stats] == ["a-agent"]

@@ -17,6 +17,8 @@ from cairn.api.errors import install_error_handlers
 from cairn.api.input import refuse_unstorable_text
 from cairn.api.middleware import BodySizeLimit, RequestMetrics
 from cairn.api.resources import Resources
+from cairn.assemblies import endpoints as assemblies
+from cairn.assemblies.retention import run_retention
 from cairn.auth import admin as auth_admin
 from cairn.auth import endpoints as auth
 from cairn.auth.service import Authenticator
@@ -60,6 +62,7 @@ ROUTERS = (
     webhooks.router,
     dead_events.router,
     contexts.router,
+    assemblies.router,
     acl.router,
     secrets.router,
 )
@@ -132,6 +135,12 @@ async def _open(
     )
     relabel = run_relabelling(relabeller, settings.context.domains_relabel_interval_s)
     resources.background.append(asyncio.create_task(relabel, name="domain-relabel"))
+    retention = run_retention(
+        resources.system_sessions, settings.context.assembly_log_retention_days,
+        settings.context.assembly_log_purge_interval_s,
+        batch=settings.context.assembly_log_purge_batch,
+    )  # fmt: skip
+    resources.background.append(asyncio.create_task(retention, name="assembly-log-retention"))
     forget = contexts.answers.forget_on_commit(sessions)
     resources.background.append(asyncio.create_task(forget, name="context-answers"))
     if settings.nats_url:
