@@ -11,6 +11,7 @@ import httpx
 import pytest
 from cairn_client import AsyncClient
 from click.testing import Result
+from fastapi import FastAPI
 from tests.client.world import agent_world
 from typer.testing import CliRunner
 
@@ -169,12 +170,13 @@ def test_query_prints_the_context_its_explanation_and_how_it_was_made(
     assert shown.stdout.splitlines()[-1] == "12 of 600 tokens, from cache, degraded: embedding"
 
 
-async def test_assemblies_lists_the_log_and_sums_it_up(live_url: str) -> None:
+async def test_assemblies_lists_the_log_and_sums_it_up(live_url: str, app: FastAPI) -> None:
     agent_id = f"cli-log-{uuid.uuid4().hex[:8]}"
     inline = {"context_sources": {"session": {"limit": 0}}, "context_budget": 300}
     async with AsyncClient(live_url) as client:
         for n in range(2):
             await client.query_context(f"cli question {n}", agent_id=agent_id, agent=inline)
+    await app.state.resources.contexts.assembly_log.flush()  # written after the answers
     listed = await run(live_url, "assemblies", "--agent", agent_id, "--json")
     assert listed.exit_code == 0, listed.output
     entries = json.loads(listed.stdout)

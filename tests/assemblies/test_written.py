@@ -103,10 +103,12 @@ async def test_queries_are_logged_and_a_cache_hit_says_so(
     agent = {"context_sources": SOURCES, "context_budget": 700}
     body = {"agent_id": f"q-{key}", "agent": agent, "query": f"whales {key}", "session": key}
     first = await client.post("/contexts/query", json=body)
+    await app.state.resources.contexts.assembly_log.flush()
     second = await client.post("/contexts/query", json=body)
     assert first.status_code == second.status_code == 200, first.text
     # The first entry did not count as a change of the tenant's data: the second is a hit.
     assert second.json()["cache_hit"] is True
+    await app.state.resources.contexts.assembly_log.flush()  # written after the answers
     rows = await rows_of(app, f"q-{key}")
     assert [(r["origin"], r["cache_hit"]) for r in rows] == [("query", False), ("query", True)]
     for row in rows:
@@ -125,5 +127,6 @@ async def test_an_inline_agent_query_is_logged_under_its_id(
     body = {"agent_id": agent, "agent": inline, "query": "x" * 3000, "debug": True}
     response = await client.post("/contexts/query", json=body)
     assert response.status_code == 200, response.text
+    await app.state.resources.contexts.assembly_log.flush()
     (row,) = await rows_of(app, agent)
     assert row["query_text"] == "x" * 2000 and row["token_budget"] == 500

@@ -14,7 +14,6 @@ from tests.auth.conftest import Mint, bearer
 from tests.factories import breadcrumb
 from tests.stream.sse_client import sse
 
-from cairn.assemblies.entry import record_alone
 from cairn.events.dead_letters import DeadEventStore
 from cairn.events.messages import Delivery
 
@@ -226,7 +225,9 @@ async def test_tenant_b_sees_none_of_tenant_a_assemblies(
     b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
     assert (await jwt_client.get("/assemblies", headers=a)).json()["items"] == []  # A exists
     logged = entry(tenant_a, "a-agent", query_text="A's question")
-    await record_alone(jwt_app.state.resources.session_factory, logged)
+    queue = jwt_app.state.resources.contexts.assembly_log
+    queue.put(logged)
+    await queue.flush()
     [mine] = (await jwt_client.get("/assemblies", headers=a)).json()["items"]
     assert mine["query_text"] == "A's question"
     assert (await jwt_client.get("/assemblies", headers=b)).json()["items"] == []

@@ -10,6 +10,7 @@ import pytest
 from cairn_client import ROUTES, AsyncClient, Client
 from cairn_client.errors import InvalidInput, NotFound, VersionMismatch
 from cairn_client.models import BreadcrumbUpdate
+from fastapi import FastAPI
 from tests.client.world import agent_world
 
 
@@ -125,12 +126,13 @@ async def test_assemble_and_latest_context_read_the_stored_context(
     assert latest.context["explain"]["selected"]
 
 
-async def test_the_assembly_log_pages_and_sums_up_a_query(live_url: str) -> None:
+async def test_the_assembly_log_pages_and_sums_up_a_query(live_url: str, app: FastAPI) -> None:
     agent_id = f"logged-{uuid.uuid4().hex[:8]}"
     inline = {"context_sources": {"session": {"limit": 0}}, "context_budget": 300}
     async with AsyncClient(live_url) as cairn:
         for n in range(3):
             await cairn.query_context(f"question {n}", agent_id=agent_id, agent=inline)
+        await app.state.resources.contexts.assembly_log.flush()  # written after the answers
         first = await cairn.list_assemblies(agent_id=agent_id, limit=2)
         assert [e.query_text for e in first.items] == ["question 2", "question 1"]
         assert first.next_cursor is not None and first.items[0].origin == "query"

@@ -141,6 +141,9 @@ async def _open(
         batch=settings.context.assembly_log_purge_batch,
     )  # fmt: skip
     resources.background.append(asyncio.create_task(retention, name="assembly-log-retention"))
+    if contexts.assembly_log is not None:
+        entries = contexts.assembly_log.run()
+        resources.background.append(asyncio.create_task(entries, name="assembly-log-writer"))
     forget = contexts.answers.forget_on_commit(sessions)
     resources.background.append(asyncio.create_task(forget, name="context-answers"))
     if settings.nats_url:

@@ -3,20 +3,20 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy import insert, text
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.db.engine import tenant_session
 from cairn.db.models import assemblies
 
-log = logging.getLogger(__name__)
+# A log entry's commit need not wait for the WAL flush: a crash may lose the last
+# entries, never corrupt them.
+ASYNCHRONOUS_COMMIT = text("SET LOCAL synchronous_commit TO off")
 
 # Where an assembly was asked for.
 WORKER = "worker"  # an event triggered it (cairn worker)
@@ -100,13 +100,3 @@ async def record_assembly(session: AsyncSession, entry: AssemblyEntry) -> None:
     change of the tenant's data, which a log row is not."""
     connection = await session.connection()
     await connection.execute(insert(assemblies).values(**entry.values()))
-
-
-async def record_alone(sessions: async_sessionmaker[AsyncSession], entry: AssemblyEntry) -> None:
-    """The entry in a transaction of its own (an on-demand answer writes nothing else).
-    A failure is logged, never raised: the answer matters more than its log entry."""
-    try:
-        async with tenant_session(sessions, entry.owner_id) as session, session.begin():
-            await record_assembly(session, entry)
-    except Exception:  # the database may be failing; the caller's answer is already made
-        log.warning("could not log an assembly of %s", entry.agent_id, exc_info=True)

@@ -13,6 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.assemblies.entry import WORKER, entry_of, record_assembly
+from cairn.assemblies.queue import EntryQueue
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.text import body_text
@@ -63,6 +64,8 @@ class ContextBuilder:
     answers: AnswerCache = field(default_factory=lambda: AnswerCache(0, 0.0, 0.0))
     # Versions of each agent.context.v1 record its history keeps (0: all).
     history_versions: int = 20
+    # On-demand assemblies' log entries, written after their answers (the API runs it).
+    assembly_log: EntryQueue | None = None
 
     @classmethod
     def create(
@@ -98,6 +101,7 @@ class ContextBuilder:
                 options.query_cache_size, options.query_cache_ttl_s, options.query_cache_settle_s
             ),
             history_versions=options.history_versions,
+            assembly_log=EntryQueue(session_factory),
         )
 
     async def on_event(self, event: Mapping[str, Any]) -> int:

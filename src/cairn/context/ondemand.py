@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cairn.assemblies.entry import QUERY, entry_of, record_alone
+from cairn.assemblies.entry import QUERY, entry_of
 from cairn.breadcrumbs.text import MAX_LLM_TEXT_CHARS
 from cairn.context.agents import AGENT_SCHEMA, Agent, parse_agent
 from cairn.context.builder import ContextBuilder
@@ -93,7 +93,7 @@ async def answer(
     if use_cache and not request.debug and (hit := builder.answers.get(owner, key)) is not None:
         result = ContextAnswer.model_validate(hit | {"cache_hit": True})
         took = {"total": round((time.perf_counter() - started) * 1000.0, 3)}
-        await _log(builder, agent, request, result, hit.get(_SESSION_TAG), took)
+        _log(builder, agent, request, result, hit.get(_SESSION_TAG), took)
         return result
     ticket = builder.answers.ticket(owner)
     timer = Timer()
@@ -119,11 +119,11 @@ async def answer(
     if not degraded:  # a degraded answer is not kept: the embedder may be back next time
         kept = result.model_dump() | {_SESSION_TAG: assembly.session_tag}
         builder.answers.put(key, ticket, kept)
-    await _log(builder, agent, request, result, assembly.session_tag, result.timings_ms)
+    _log(builder, agent, request, result, assembly.session_tag, result.timings_ms)
     return result
 
 
-async def _log(
+def _log(
     builder: ContextBuilder,
     agent: Agent,
     request: ContextQuery,
@@ -131,12 +131,15 @@ async def _log(
     session_tag: str | None,
     timings_ms: dict[str, float],
 ) -> None:
+    """Queued: written after the answer is sent (cairn.assemblies.queue)."""
+    if builder.assembly_log is None:
+        return
     entry = entry_of(
         agent.owner_id, agent.agent_id, QUERY, result.model_dump(), session_tag=session_tag,
         trigger_id=request.trigger_id, query_text=request.query, timings_ms=timings_ms,
         cache_hit=result.cache_hit, degraded=result.degraded,
     )  # fmt: skip
-    await record_alone(builder.session_factory, entry)
+    builder.assembly_log.put(entry)
 
 
 async def _agent(builder: ContextBuilder, principal: Principal, request: ContextQuery) -> Agent:
