@@ -134,8 +134,10 @@ def _log(
     """Queued: written after the answer is sent (cairn.assemblies.queue)."""
     if builder.assembly_log is None:
         return
+    figures = {"explain": result.explain, "token_count": result.token_count}
+    figures["token_budget"] = result.token_budget
     entry = entry_of(
-        agent.owner_id, agent.agent_id, QUERY, result.model_dump(), session_tag=session_tag,
+        agent.owner_id, agent.agent_id, QUERY, figures, session_tag=session_tag,
         trigger_id=request.trigger_id, query_text=request.query, timings_ms=timings_ms,
         cache_hit=result.cache_hit, degraded=result.degraded,
     )  # fmt: skip
