@@ -53,6 +53,8 @@ from cairn.webhooks import endpoints as webhooks
 
 log = logging.getLogger(__name__)
 
+LOG_FLUSH_S = 2.0  # at shutdown, for the assembly log's queued entries
+
 ROUTERS = (
     health.router,
     auth.router,
@@ -182,6 +184,9 @@ async def _open_system(settings: Settings, *, migrate: bool) -> AsyncEngine:
 
 
 async def _close(resources: Resources, *, owns_embedder: bool) -> None:
+    if resources.contexts.assembly_log is not None:  # the answers' log entries still queued
+        with suppress(TimeoutError):
+            await asyncio.wait_for(resources.contexts.assembly_log.flush(), LOG_FLUSH_S)
     for task in resources.background:
         task.cancel()
     for task in resources.background:

@@ -4,9 +4,10 @@ An answer from the cache takes about a millisecond; a transaction of its own for
 entry would take several. So ``POST /contexts/query`` puts its entry here and returns; one
 task of the API process writes what has gathered within a quarter of a second, a multi-row
 INSERT per tenant in one transaction each. The queue is bounded: beyond it an entry is
-dropped and counted (the answers are never held up by their log). Entries still queued
-when the process stops are lost. The worker's and ``POST /contexts/assemble``'s entries do
-not come here: they are written in the transaction of the context they log.
+dropped and counted (the answers are never held up by their log). At shutdown the API
+waits briefly for what is queued (``flush``); after a crash it is lost. The worker's and
+``POST /contexts/assemble``'s entries do not come here: they are written in the transaction
+of the context they log.
 """
 
 from __future__ import annotations
