@@ -33,7 +33,26 @@ async def test_entries_of_several_tenants_are_written_each_in_its_own(app: FastA
 
 async def test_a_full_queue_drops_and_counts(app: FastAPI) -> None:
     queue = EntryQueue(app.state.resources.session_factory, size=2)
-    before = REGISTRY.get_sample_value("cairn_assembly_log_dropped_total") or 0.0
+    labels = {"reason": "queue_full"}
+    before = REGISTRY.get_sample_value("cairn_assembly_log_dropped_total", labels) or 0.0
     for _ in range(5):
         queue.put(entry(app.state.resources.default_tenant))  # returns at once, always
-    assert REGISTRY.get_sample_value("cairn_assembly_log_dropped_total") == before + 3
+    assert REGISTRY.get_sample_value("cairn_assembly_log_dropped_total", labels) == before + 3
+
+
+async def test_a_tenant_whose_write_fails_does_not_hold_up_the_others(app: FastAPI) -> None:
+    """An entry of a tenant that does not exist breaks its transaction (foreign key); the
+    other tenant's entries of the same batch are written all the same."""
+    agent = f"queued-{uuid.uuid4().hex[:8]}"
+    queue = EntryQueue(app.state.resources.session_factory, linger_s=0.0)
+    labels = {"reason": "write_failed"}
+    before = REGISTRY.get_sample_value("cairn_assembly_log_dropped_total", labels) or 0.0
+    queue.put(entry(uuid.uuid4(), agent, query_text="lost"))
+    queue.put(entry(app.state.resources.default_tenant, agent, query_text="kept"))
+    runner = asyncio.create_task(queue.run())
+    try:
+        await asyncio.wait_for(queue.flush(), 10)
+    finally:
+        runner.cancel()
+    assert [row["query_text"] for row in await rows_of(app, agent)] == ["kept"]
+    assert REGISTRY.get_sample_value("cairn_assembly_log_dropped_total", labels) == before + 1

@@ -28,7 +28,9 @@ from cairn.db.models import assemblies
 log = logging.getLogger(__name__)
 
 DROPPED = Counter(
-    "cairn_assembly_log_dropped_total", "On-demand assembly log entries dropped: queue full"
+    "cairn_assembly_log_dropped_total",
+    "On-demand assembly log entries not written: queue full, or the write failed",
+    ["reason"],
 )
 
 
@@ -50,7 +52,7 @@ class EntryQueue:
         try:
             self._queue.put_nowait(entry)
         except asyncio.QueueFull:
-            DROPPED.inc()
+            DROPPED.labels("queue_full").inc()
 
     async def flush(self) -> None:
         """Until every entry put so far is written (or failed to be)."""
@@ -66,10 +68,6 @@ class EntryQueue:
                 entries.append(self._queue.get_nowait())
             try:
                 await self._write(entries)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # the database may be down: these entries are lost, not retried
-                log.warning("could not write %d assembly log entries", len(entries), exc_info=True)
             finally:
                 for _ in entries:
                     self._queue.task_done()
@@ -79,7 +77,14 @@ class EntryQueue:
         for entry in entries:
             by_owner[entry.owner_id].append(entry)
         for owner, theirs in by_owner.items():
-            async with tenant_session(self.sessions, owner) as session, session.begin():
-                connection = await session.connection()
-                await connection.execute(ASYNCHRONOUS_COMMIT)
-                await connection.execute(insert(assemblies), [e.values() for e in theirs])
+            try:
+                await self._write_tenant(owner, theirs)
+            except Exception:  # the database may be down: these are lost, not retried
+                DROPPED.labels("write_failed").inc(len(theirs))
+                log.warning("could not write %d assembly log entries", len(theirs), exc_info=True)
+
+    async def _write_tenant(self, owner: uuid.UUID, entries: list[AssemblyEntry]) -> None:
+        async with tenant_session(self.sessions, owner) as session, session.begin():
+            connection = await session.connection()
+            await connection.execute(ASYNCHRONOUS_COMMIT)
+            await connection.execute(insert(assemblies), [e.values() for e in entries])
