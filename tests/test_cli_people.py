@@ -11,6 +11,7 @@ import httpx
 import pytest
 from cairn_client import AsyncClient
 from click.testing import Result
+from fastapi import FastAPI
 from tests.client.world import agent_world
 from typer.testing import CliRunner
 
@@ -167,3 +168,21 @@ def test_query_prints_the_context_its_explanation_and_how_it_was_made(
     assert "Whale facts" in shown.stdout and "0.410" in shown.stdout
     assert "below_threshold" in shown.stdout and "near misses (1 of 1)" in shown.stdout
     assert shown.stdout.splitlines()[-1] == "12 of 600 tokens, from cache, degraded: embedding"
+
+
+async def test_assemblies_lists_the_log_and_sums_it_up(live_url: str, app: FastAPI) -> None:
+    agent_id = f"cli-log-{uuid.uuid4().hex[:8]}"
+    inline = {"context_sources": {"session": {"limit": 0}}, "context_budget": 300}
+    async with AsyncClient(live_url) as client:
+        for n in range(2):
+            await client.query_context(f"cli question {n}", agent_id=agent_id, agent=inline)
+    await app.state.resources.contexts.assembly_log.flush()  # written after the answers
+    listed = await run(live_url, "assemblies", "--agent", agent_id, "--json")
+    assert listed.exit_code == 0, listed.output
+    entries = json.loads(listed.stdout)
+    assert [e["query_text"] for e in entries] == ["cli question 1", "cli question 0"]
+    table = await run(live_url, "assemblies", "--agent", agent_id, "--limit", "1")
+    assert table.exit_code == 0 and "1 assemblies" in table.stdout and "query" in table.stdout
+    stats = await run(live_url, "assemblies", "--stats", "--json")
+    (mine,) = [row for row in json.loads(stats.stdout)["agents"] if row["agent_id"] == agent_id]
+    assert mine["count"] == 2 and mine["mean_budget_use"] is not None

@@ -1,6 +1,6 @@
 """The ``cairn`` commands for people at a terminal — post, get, search, tail, context,
-query, coverage — talking to a running server through the Python client (``cairn_client``, imported
-when a command runs, so the server's commands do not need it)."""
+query, coverage, assemblies — talking to a running server through the Python client
+(``cairn_client``, imported when a command runs, so the server's commands do not need it)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -200,6 +201,36 @@ def coverage(url: Url = None, token: Token = None, as_json: AsJson = False) -> N
         out.print(table)
 
 
+def assemblies(
+    agent: Annotated[str | None, typer.Option(help="only this agent's assemblies")] = None,
+    session: Session = None,
+    since: Annotated[
+        datetime | None, typer.Option(help="only from this time on (ISO 8601, UTC)")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="newest entries to list")] = 20,
+    stats: Annotated[
+        bool, typer.Option("--stats", help="per agent: count, p50/p99 ms, tokens")
+    ] = False,
+    url: Url = None,
+    token: Token = None,
+    as_json: AsJson = False,
+) -> None:
+    """The assembly log, newest first, or (--stats) figures per agent (needs a curator)."""
+    moment = since if since is None or since.tzinfo else since.replace(tzinfo=UTC)
+    with connected(url, token) as cairn:
+        if stats:
+            summary = cairn.assembly_stats(since=moment)
+            shown: Any = summary
+            table = render.assembly_stats_table(summary.agents)
+        else:
+            page = cairn.list_assemblies(agent_id=agent, session=session, since=moment, limit=limit)
+            shown, table = page.items, render.assemblies_table(page.items)
+    if as_json:
+        typer.echo(render.as_json(shown))
+        return
+    render.console().print(table)
+
+
 def _explained(formatted: str, explain: dict[str, Any], misses: int) -> None:
     out = render.console()
     typer.echo(formatted)
@@ -208,5 +239,5 @@ def _explained(formatted: str, explain: dict[str, Any], misses: int) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    for command in (post, get, search, tail, context, query, coverage):
+    for command in (post, get, search, tail, context, query, coverage, assemblies):
         app.command(command.__name__)(command)

@@ -80,6 +80,33 @@ def misses_table(explain: Mapping[str, Any], limit: int) -> Table:
     return table
 
 
+def assemblies_table(entries: Sequence[Any]) -> Table:
+    """Assembly log entries, newest first: when, for whom, what triggered it, the cost."""
+    table = Table("when", "agent", "origin", "trigger", "seeds", "tokens", "ms", "notes")
+    table.title = f"{len(entries)} assemblies"
+    for entry in entries:
+        trigger = entry.query_text or _short(entry.trigger_id)
+        seeds = ", ".join(f"{source} {n}" for source, n in entry.seed_counts.items())
+        notes = ["cache hit"] * entry.cache_hit + list(entry.degraded)
+        table.add_row(
+            entry.created_at.strftime("%Y-%m-%d %H:%M:%S"), entry.agent_id, entry.origin,
+            trigger[:40], seeds, f"{entry.token_count}/{entry.token_budget}",
+            f"{entry.total_ms:.1f}", ", ".join(notes),
+        )  # fmt: skip
+    return table
+
+
+def assembly_stats_table(agents: Sequence[Any]) -> Table:
+    table = Table("agent", "count", "p50 ms", "p99 ms", "mean tokens", "budget use", "hits")
+    for row in agents:
+        use = "-" if row.mean_budget_use is None else f"{row.mean_budget_use:.0%}"
+        table.add_row(
+            row.agent_id, str(row.count), f"{row.p50_ms:.1f}", f"{row.p99_ms:.1f}",
+            f"{row.mean_tokens:.0f}", use, str(row.cache_hits),
+        )  # fmt: skip
+    return table
+
+
 def _short(record_id: object) -> str:
     return str(record_id)[:8] if record_id else "-"
 

@@ -174,6 +174,14 @@ class ContextSettings(BaseModel):
     # many records one relabel transaction takes.
     domains_relabel_interval_s: float = Field(default=2.0, gt=0.0)
     domains_relabel_batch: int = Field(default=200, ge=1, le=10_000)
+    # Versions of each agent.context.v1 record kept in its history (the newest ones; older
+    # versions are deleted with each write); 0 keeps them all. Other schemas keep all.
+    history_versions: int = Field(default=20, ge=0)
+    # The assembly log (cairn.assemblies): entries older than this are purged, every
+    # interval, in batches; 0 days keeps every entry.
+    assembly_log_retention_days: float = Field(default=30.0, ge=0.0)
+    assembly_log_purge_interval_s: float = Field(default=3600.0, gt=0.0)
+    assembly_log_purge_batch: int = Field(default=5000, ge=1, le=100_000)
 
 
 class TransformSettings(BaseModel):

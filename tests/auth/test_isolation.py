@@ -9,6 +9,7 @@ import uuid
 import httpx
 import pytest
 from fastapi import FastAPI
+from tests.assemblies.helpers import entry
 from tests.auth.conftest import Mint, bearer
 from tests.factories import breadcrumb
 from tests.stream.sse_client import sse
@@ -241,3 +242,25 @@ async def test_tenant_b_sees_none_of_tenant_a_reindex_jobs(
     [job] = (await jwt_client.get("/reindex", headers=a)).json()
     assert (job["schema_name"], job["origin"]) == (schema, "hints")
     assert (await jwt_client.get("/reindex", headers=b)).json() == []
+
+
+async def test_tenant_b_sees_none_of_tenant_a_assemblies(
+    jwt_app: FastAPI, jwt_client: httpx.AsyncClient, mint: Mint
+) -> None:
+    tenant_a = uuid.uuid4()
+    a = bearer(mint(owner_id=tenant_a, roles=["curator"]))
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    assert (await jwt_client.get("/assemblies", headers=a)).json()["items"] == []  # A exists
+    logged = entry(tenant_a, "a-agent", query_text="A's question")
+    queue = jwt_app.state.resources.contexts.assembly_log
+    queue.put(logged)
+    await queue.flush()
+    [mine] = (await jwt_client.get("/assemblies", headers=a)).json()["items"]
+    assert mine["query_text"] == "A's question"
+    assert (await jwt_client.get("/assemblies", headers=b)).json()["items"] == []
+    for params in ({}, {"agent_id": "a-agent"}):
+        listed = await jwt_client.get("/assemblies", params=params, headers=b)
+        assert listed.json()["items"] == []
+    assert (await jwt_client.get("/assemblies/stats", headers=b)).json()["agents"] == []
+    stats = (await jwt_client.get("/assemblies/stats", headers=a)).json()["agents"]
+    assert [row["agent_id"] for row in stats] == ["a-agent"]

@@ -68,6 +68,9 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     # Subscribers with an inline agent; a registered agent's own context needs the agent
     # itself (emitter) or a curator, checked in the route (tests/assembly/test_ondemand.py).
     ("POST", "/contexts/query"): S,
+    # Like the other operational logs: an entry names any agent's queries and selections.
+    ("GET", "/assemblies"): C,
+    ("GET", "/assemblies/stats"): C,
     ("GET", "/acl"): C,
     ("POST", "/acl/grant"): C,
     ("POST", "/acl/revoke"): C,

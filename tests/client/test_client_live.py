@@ -10,6 +10,7 @@ import pytest
 from cairn_client import ROUTES, AsyncClient, Client
 from cairn_client.errors import InvalidInput, NotFound, VersionMismatch
 from cairn_client.models import BreadcrumbUpdate
+from fastapi import FastAPI
 from tests.client.world import agent_world
 
 
@@ -123,3 +124,20 @@ async def test_assemble_and_latest_context_read_the_stored_context(
     assert debug.startswith("## Context Debug") and f"`{trigger.id}`" in debug
     assert "blue whale" in latest.context["formatted_context"]
     assert latest.context["explain"]["selected"]
+
+
+async def test_the_assembly_log_pages_and_sums_up_a_query(live_url: str, app: FastAPI) -> None:
+    agent_id = f"logged-{uuid.uuid4().hex[:8]}"
+    inline = {"context_sources": {"session": {"limit": 0}}, "context_budget": 300}
+    async with AsyncClient(live_url) as cairn:
+        for n in range(3):
+            await cairn.query_context(f"question {n}", agent_id=agent_id, agent=inline)
+        await app.state.resources.contexts.assembly_log.flush()  # written after the answers
+        first = await cairn.list_assemblies(agent_id=agent_id, limit=2)
+        assert [e.query_text for e in first.items] == ["question 2", "question 1"]
+        assert first.next_cursor is not None and first.items[0].origin == "query"
+        rest = await cairn.list_assemblies(agent_id=agent_id, cursor=first.next_cursor)
+        assert [e.query_text for e in rest.items] == ["question 0"] and rest.next_cursor is None
+        stats = await cairn.assembly_stats(since=rest.items[0].created_at)
+        (mine,) = [row for row in stats.agents if row.agent_id == agent_id]
+        assert mine.count == 3 and mine.p50_ms <= mine.p99_ms

@@ -8,11 +8,13 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.dbcheck import outbox_events
+from tests.factories import breadcrumb
 
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
@@ -42,7 +44,9 @@ def _assembly(key: str, *, triggered: datetime = TRIGGERED, text: str = "ctx") -
     return Assembly(f"writer-{key}", uuid.uuid4(), f"session:{key}", context)
 
 
-async def _write(app: FastAPI, assembly: Assembly, limits: Limits | None = None) -> Row:
+async def _write(
+    app: FastAPI, assembly: Assembly, limits: Limits | None = None, *, keep: int = 0
+) -> Row:
     resources = app.state.resources
     owner = resources.default_tenant
     async with tenant_session(resources.session_factory, owner) as session, session.begin():
@@ -51,7 +55,7 @@ async def _write(app: FastAPI, assembly: Assembly, limits: Limits | None = None)
             session, resources.embedder, limits or resources.settings.limits, principal,
             resources.transforms,
         )  # fmt: skip
-        return await write_context(writer, assembly)
+        return await write_context(writer, assembly, keep_versions=keep)
 
 
 async def _stored(db: AsyncEngine, record_id: uuid.UUID) -> dict[str, Any]:
@@ -144,3 +148,41 @@ async def test_concurrent_first_writes_create_once_then_replace(
     assert [h["change"] for h in history] == ["create", "replace", "replace", "replace"]
     events = await outbox_events(db, str(rows[0]["id"]))
     assert [event["version"] for _, event in events] == [1, 2, 3, 4]
+
+
+async def test_the_history_keeps_the_newest_versions_only(app: FastAPI, db: AsyncEngine) -> None:
+    key = uuid.uuid4().hex[:8]
+    rows = []
+    for i in range(7):
+        later = _assembly(key, triggered=TRIGGERED + timedelta(seconds=i), text=str(i))
+        rows.append(await _write(app, later, keep=3))
+    assert rows[-1]["version"] == 7
+    history = await _history(db, rows[0]["id"])
+    assert [h["version"] for h in history] == [5, 6, 7]
+    assert history[-1]["context"]["formatted_context"] == "6"
+
+
+async def test_a_history_of_zero_versions_keeps_them_all(app: FastAPI, db: AsyncEngine) -> None:
+    key = uuid.uuid4().hex[:8]
+    for i in range(4):
+        later = _assembly(key, triggered=TRIGGERED + timedelta(seconds=i), text=str(i))
+        row = await _write(app, later, keep=0)
+    assert [h["version"] for h in await _history(db, row["id"])] == [1, 2, 3, 4]
+
+
+async def test_other_schemas_keep_their_whole_history(
+    client: httpx.AsyncClient, app: FastAPI, db: AsyncEngine
+) -> None:
+    """Only the assembled contexts are capped: a note edited past the cap keeps every
+    version (the builder's cap is the default 20; 25 edits)."""
+    assert app.state.resources.contexts.history_versions == 20
+    created = await client.post("/breadcrumbs", json=breadcrumb(title="v1"))
+    assert created.status_code == 201, created.text
+    record_id = created.json()["id"]
+    for version in range(1, 25):
+        patched = await client.patch(
+            f"/breadcrumbs/{record_id}", json={"title": f"v{version + 1}"},
+            headers={"If-Match": str(version)},
+        )  # fmt: skip
+        assert patched.status_code == 200, patched.text
+    assert len(await _history(db, uuid.UUID(record_id))) == 25

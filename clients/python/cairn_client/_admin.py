@@ -4,6 +4,7 @@ access control and secrets."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -12,6 +13,8 @@ from cairn_client.models import (
     AclAction,
     AclEntry,
     Agent,
+    AssemblyPage,
+    AssemblyStats,
     AuditEntry,
     Coverage,
     DeadEvent,
@@ -35,6 +38,10 @@ Id = UUID | str
 def _given(**fields: Any) -> dict[str, Any]:
     """The JSON body of the arguments the caller gave (``None``: left to the server)."""
     return {key: value for key, value in fields.items() if value is not None}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
 
 
 def _grantee(
@@ -163,6 +170,25 @@ class AdminRoutes:
     def coverage(self) -> Call[Coverage]:
         """Processing coverage of the caller's tenant (curators)."""
         return call("coverage", Coverage)
+
+    @route
+    def list_assemblies(
+        self,
+        *,
+        agent_id: str | None = None,
+        session: str | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Call[AssemblyPage]:
+        """The assembly log, newest first; pass a page's ``next_cursor`` for the next."""
+        params = {"agent_id": agent_id, "session": session, "since": _iso(since), "limit": limit}
+        return call("list_assemblies", AssemblyPage, params=params | {"cursor": cursor})
+
+    @route
+    def assembly_stats(self, *, since: datetime | None = None) -> Call[AssemblyStats]:
+        """Per agent: count, p50/p99 milliseconds, mean tokens and budget use."""
+        return call("assembly_stats", AssemblyStats, params={"since": _iso(since)})
 
     @route
     def list_acl(

@@ -41,6 +41,8 @@ ROUTES: dict[str, tuple[str, str]] = {
     "context_debug": ("GET", "/contexts/{agent_id}/debug"),
     "assemble": ("POST", "/contexts/assemble"),
     "query_context": ("POST", "/contexts/query"),
+    "list_assemblies": ("GET", "/assemblies"),
+    "assembly_stats": ("GET", "/assemblies/stats"),
     # webhooks and dead letters
     "register_webhook": ("POST", "/agents/{agent_id}/webhooks"),
     "list_webhooks": ("GET", "/agents/{agent_id}/webhooks"),

@@ -314,6 +314,47 @@ class Coverage(Answer):
     islands: Islands
 
 
+class AssemblyLogEntry(Answer):
+    """One assembly of the log (``GET /assemblies``)."""
+
+    id: int
+    agent_id: str
+    origin: str  # worker, assemble or query
+    session_tag: str | None
+    trigger_id: UUID | None
+    query_text: str | None
+    domain: str | None
+    seed_counts: dict[str, int]
+    selected_ids: list[UUID]
+    token_count: int
+    token_budget: int
+    timings_ms: dict[str, float]
+    total_ms: float
+    cache_hit: bool
+    degraded: list[str]
+    created_at: datetime
+
+
+class AssemblyPage(Answer):
+    items: list[AssemblyLogEntry]
+    next_cursor: str | None
+
+
+class AgentStats(Answer):
+    agent_id: str
+    count: int
+    p50_ms: float
+    p99_ms: float
+    mean_tokens: float
+    mean_budget_use: float | None
+    cache_hits: int
+
+
+class AssemblyStats(Answer):
+    since: datetime | None
+    agents: list[AgentStats]
+
+
 class AclEntry(Answer):
     id: UUID
     breadcrumb_id: UUID

@@ -17,6 +17,8 @@ from cairn.api.errors import install_error_handlers
 from cairn.api.input import refuse_unstorable_text
 from cairn.api.middleware import BodySizeLimit, RequestMetrics
 from cairn.api.resources import Resources
+from cairn.assemblies import endpoints as assemblies
+from cairn.assemblies.retention import run_retention
 from cairn.auth import admin as auth_admin
 from cairn.auth import endpoints as auth
 from cairn.auth.service import Authenticator
@@ -56,6 +58,8 @@ from cairn.webhooks import endpoints as webhooks
 
 log = logging.getLogger(__name__)
 
+LOG_FLUSH_S = 2.0  # at shutdown, for the assembly log's queued entries
+
 ROUTERS = (
     health.router,
     auth.router,
@@ -65,6 +69,7 @@ ROUTERS = (
     webhooks.router,
     dead_events.router,
     contexts.router,
+    assemblies.router,
     acl.router,
     secrets.router,
     coverage.router,
@@ -142,6 +147,15 @@ async def _open(
         )
         reindexing = run_reindexing(reindexer, settings.reindex.poll_interval_s)
         resources.background.append(asyncio.create_task(reindexing, name="reindex"))
+    retention = run_retention(
+        resources.system_sessions, settings.context.assembly_log_retention_days,
+        settings.context.assembly_log_purge_interval_s,
+        batch=settings.context.assembly_log_purge_batch,
+    )  # fmt: skip
+    resources.background.append(asyncio.create_task(retention, name="assembly-log-retention"))
+    if contexts.assembly_log is not None:
+        entries = contexts.assembly_log.run()
+        resources.background.append(asyncio.create_task(entries, name="assembly-log-writer"))
     forget = contexts.answers.forget_on_commit(sessions)
     resources.background.append(asyncio.create_task(forget, name="context-answers"))
     if settings.nats_url:
@@ -191,6 +205,9 @@ async def _open_system(settings: Settings, *, migrate: bool) -> AsyncEngine:
 
 
 async def _close(resources: Resources, *, owns_embedder: bool) -> None:
+    if resources.contexts.assembly_log is not None:  # the answers' log entries still queued
+        with suppress(TimeoutError):
+            await asyncio.wait_for(resources.contexts.assembly_log.flush(), LOG_FLUSH_S)
     for task in resources.background:
         task.cancel()
     for task in resources.background:

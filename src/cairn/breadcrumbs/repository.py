@@ -339,6 +339,18 @@ async def history(
     return (await session.execute(query)).mappings().all()
 
 
+async def prune_history(
+    session: AsyncSession, owner_id: uuid.UUID, breadcrumb_id: uuid.UUID, *, below_version: int
+) -> None:
+    """Delete the record's history versions older than ``below_version``."""
+    h = breadcrumb_history.c
+    await session.execute(
+        delete(breadcrumb_history).where(
+            h.breadcrumb_id == breadcrumb_id, h.owner_id == owner_id, h.version < below_version
+        )
+    )
+
+
 async def find_idempotency_key(session: AsyncSession, owner_id: uuid.UUID, key: str) -> Row | None:
     query = select(idempotency_keys).where(
         idempotency_keys.c.owner_id == owner_id, idempotency_keys.c.key == key

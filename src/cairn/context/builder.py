@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn.assemblies.entry import WORKER, entry_of, record_assembly
+from cairn.assemblies.queue import EntryQueue
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.text import body_text
@@ -60,6 +62,10 @@ class ContextBuilder:
     common_words: CommonWords = field(default_factory=CommonWords)
     # On-demand answers (POST /contexts/query) until the tenant changes (context.answers).
     answers: AnswerCache = field(default_factory=lambda: AnswerCache(0, 0.0, 0.0))
+    # Versions of each agent.context.v1 record its history keeps (0: all).
+    history_versions: int = 20
+    # On-demand assemblies' log entries, written after their answers (the API runs it).
+    assembly_log: EntryQueue | None = None
 
     @classmethod
     def create(
@@ -94,6 +100,8 @@ class ContextBuilder:
             answers=AnswerCache(
                 options.query_cache_size, options.query_cache_ttl_s, options.query_cache_settle_s
             ),
+            history_versions=options.history_versions,
+            assembly_log=EntryQueue(session_factory),
         )
 
     async def on_event(self, event: Mapping[str, Any]) -> int:
@@ -110,7 +118,11 @@ class ContextBuilder:
                 written += 1
         return written
 
-    async def build(self, agent: Agent, trigger_id: uuid.UUID, event_id: str) -> Row | None:
+    async def build(
+        self, agent: Agent, trigger_id: uuid.UUID, event_id: str, *, origin: str = WORKER
+    ) -> Row | None:
+        """Assemble and write the context, and log the assembly in the same transaction
+        (``origin``: who asked, see cairn.assemblies.entry)."""
         excluded = await self.directory.excluded(agent.owner_id)
         # Within the trigger's tenant: no source, graph walk or write can leave it.
         scoped = tenant_session(self.session_factory, agent.owner_id)
@@ -127,7 +139,15 @@ class ContextBuilder:
             writer = GeneratedWriter(
                 session, self.embedder, self.limits, principal, self.transforms
             )
-            return await write_context(writer, assembly)
+            with timer.phase("write"):
+                row = await write_context(writer, assembly, keep_versions=self.history_versions)
+            entry = entry_of(
+                agent.owner_id, agent.agent_id, origin, assembly.context,
+                session_tag=assembly.session_tag, trigger_id=trigger_id,
+                timings_ms=timer.as_dict(),
+            )  # fmt: skip
+            await record_assembly(session, entry)
+            return row
 
     async def preview(
         self,

@@ -10,6 +10,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
 from cairn.api.deps import PrincipalDep, ResourcesDep, SessionDep, require_role
+from cairn.assemblies.entry import ASSEMBLE
 from cairn.breadcrumbs import repository
 from cairn.context import ondemand
 from cairn.context.agents import AGENT_SCHEMA, CONTEXT_SCHEMA
@@ -104,7 +105,7 @@ async def assemble_now(
     agent = agents.get(body.agent_id)
     if agent is None:
         raise NotFound(f"no agent.def.v1 with agent_id {body.agent_id!r}")
-    row = await builder.build(agent, body.trigger_id, event_id="on-demand")
+    row = await builder.build(agent, body.trigger_id, event_id="on-demand", origin=ASSEMBLE)
     if row is None:
         raise NotFound(f"trigger {body.trigger_id} not found")
     session_tags = [tag for tag in row["tags"] if tag.startswith("session:")]

@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import uuid
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cairn.assemblies.entry import QUERY, entry_of
 from cairn.breadcrumbs.text import MAX_LLM_TEXT_CHARS
 from cairn.context.agents import AGENT_SCHEMA, Agent, parse_agent
 from cairn.context.builder import ContextBuilder
@@ -34,6 +36,7 @@ SESSION_ID = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 EMBED_TIMEOUT_S = 5.0
 INLINE_AGENT_ID = "inline"
 EMBEDDING = "embedding"  # what `degraded` names when the embedder is down
+_SESSION_TAG = "session_tag"  # kept with a cached answer, for its assembly log entry
 
 
 class ContextQuery(BaseModel):
@@ -82,11 +85,16 @@ class ContextAnswer(BaseModel):
 async def answer(
     builder: ContextBuilder, principal: Principal, request: ContextQuery, *, use_cache: bool
 ) -> ContextAnswer:
+    """The answer, logged in the assembly log whether it came from the cache or not."""
+    started = time.perf_counter()
     agent = await _agent(builder, principal, request)
     owner = principal.owner_id
     key = request.cache_key()
     if use_cache and not request.debug and (hit := builder.answers.get(owner, key)) is not None:
-        return ContextAnswer.model_validate(hit | {"cache_hit": True})
+        result = ContextAnswer.model_validate(hit | {"cache_hit": True})
+        took = {"total": round((time.perf_counter() - started) * 1000.0, 3)}
+        _log(builder, agent, request, result, hit.get(_SESSION_TAG), took)
+        return result
     ticket = builder.answers.ticket(owner)
     timer = Timer()
     degraded: list[str] = []
@@ -109,8 +117,31 @@ async def answer(
         explain=context["explain"], timings_ms=timer.as_dict(), degraded=degraded,
     )  # fmt: skip
     if not degraded:  # a degraded answer is not kept: the embedder may be back next time
-        builder.answers.put(key, ticket, result.model_dump())
+        kept = result.model_dump() | {_SESSION_TAG: assembly.session_tag}
+        builder.answers.put(key, ticket, kept)
+    _log(builder, agent, request, result, assembly.session_tag, result.timings_ms)
     return result
+
+
+def _log(
+    builder: ContextBuilder,
+    agent: Agent,
+    request: ContextQuery,
+    result: ContextAnswer,
+    session_tag: str | None,
+    timings_ms: dict[str, float],
+) -> None:
+    """Queued: written after the answer is sent (cairn.assemblies.queue)."""
+    if builder.assembly_log is None:
+        return
+    figures = {"explain": result.explain, "token_count": result.token_count}
+    figures["token_budget"] = result.token_budget
+    entry = entry_of(
+        agent.owner_id, agent.agent_id, QUERY, figures, session_tag=session_tag,
+        trigger_id=request.trigger_id, query_text=request.query, timings_ms=timings_ms,
+        cache_hit=result.cache_hit, degraded=result.degraded,
+    )  # fmt: skip
+    builder.assembly_log.put(entry)
 
 
 async def _agent(builder: ContextBuilder, principal: Principal, request: ContextQuery) -> Agent:

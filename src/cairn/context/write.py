@@ -4,13 +4,15 @@ The record's id is derived from (owner, consumer, session), so concurrent worker
 redelivered events converge on the same record: created once, then replaced with a
 version-checked update. Like any other change it has history and an outbox event, and
 reaches SSE subscribers; the writer's path for generated records skips only what cannot
-apply to it (see ``GeneratedWriter.put_generated``).
+apply to it (see ``GeneratedWriter.put_generated``); its history keeps only the newest
+versions (``context.history_versions``).
 """
 
 from __future__ import annotations
 
 import uuid
 
+from cairn.breadcrumbs import repository
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
@@ -37,12 +39,18 @@ def context_body(assembly: Assembly) -> BreadcrumbCreate:
     )
 
 
-async def write_context(writer: GeneratedWriter, assembly: Assembly) -> Row:
+async def write_context(writer: GeneratedWriter, assembly: Assembly, *, keep_versions: int) -> Row:
     """Upsert the assembly, unless the record already holds one for a later trigger (an
-    older event handled late must not overwrite a newer context)."""
-    record_id = context_record_id(
-        writer.principal.owner_id, assembly.agent_id, assembly.session_tag
-    )
-    return await writer.put_generated(
+    older event handled late must not overwrite a newer context). The record's history
+    keeps its newest ``keep_versions`` versions (0: all): every assembly adds one, so an
+    agent's history would otherwise grow without bound."""
+    owner = writer.principal.owner_id
+    record_id = context_record_id(owner, assembly.agent_id, assembly.session_tag)
+    row = await writer.put_generated(
         record_id, context_body(assembly), unless_later="trigger_created_at"
     )
+    if keep_versions > 0:
+        await repository.prune_history(
+            writer.session, owner, record_id, below_version=row["version"] - keep_versions + 1
+        )
+    return row

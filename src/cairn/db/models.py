@@ -10,7 +10,9 @@ from sqlalchemy import (
     Column,
     Computed,
     DateTime,
+    Float,
     ForeignKey,
+    Identity,
     Index,
     Integer,
     LargeBinary,
@@ -389,4 +391,38 @@ reindex_jobs = Table(
     _timestamp("started_at", nullable=True),
     _timestamp("updated_at"),
     _timestamp("finished_at", nullable=True),
+)
+
+# One row per context assembly (revision 0016): the identity orders the rows as written and
+# is the cursor of GET /assemblies; rows older than the retention are purged.
+assemblies = Table(
+    "assemblies",
+    metadata,
+    Column("id", BigInteger, Identity(always=True), primary_key=True),
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), nullable=False),
+    Column("agent_id", Text, nullable=False),
+    Column("origin", Text, nullable=False),
+    Column("session_tag", Text),
+    Column("trigger_id", UUID(as_uuid=True)),
+    Column("query_text", Text),
+    Column("domain", Text),
+    Column("seed_counts", JSONB, nullable=False),
+    Column("selected_ids", ARRAY(UUID(as_uuid=True)), nullable=False),
+    Column("token_count", Integer, nullable=False),
+    Column("token_budget", Integer, nullable=False),
+    Column("timings_ms", JSONB, nullable=False),
+    Column("total_ms", Float, nullable=False),
+    Column("cache_hit", Boolean, nullable=False, server_default=text("false")),
+    Column("degraded", ARRAY(Text), nullable=False, server_default=text("'{}'")),
+    _timestamp("created_at"),
+    Index("ix_assemblies_owner_id", "owner_id", text("id DESC")),
+    Index("ix_assemblies_owner_agent", "owner_id", "agent_id", text("id DESC")),
+    Index(
+        "ix_assemblies_owner_session",
+        "owner_id",
+        "session_tag",
+        text("id DESC"),
+        postgresql_where=text("session_tag IS NOT NULL"),
+    ),
+    Index("ix_assemblies_created", "created_at"),
 )

@@ -1,0 +1,2 @@
+"""The assembly log: one row per context assembly (``assemblies``), its retention, and
+``GET /assemblies`` / ``GET /assemblies/stats``."""
