@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from cairn_client import AsyncClient
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -257,3 +258,17 @@ async def test_a_second_hint_change_before_the_job_starts_adds_no_job(
     assert sorted(job["schema_name"] for job in await _jobs_of(db, tenant)) == sorted(
         [schema, f"other.{schema}"]
     )
+
+
+async def test_the_client_lists_a_hint_change_job(live_url: str, schema: str) -> None:
+    async with AsyncClient(live_url) as cairn:
+        await cairn.create_breadcrumb(**_note(schema, 0))
+        await cairn.create_breadcrumb(**schema_definition(schema, HINTS))
+
+        async def job_done() -> bool:
+            listed = await cairn.list_reindex_jobs(limit=50)
+            return any(j.schema_name == schema and j.state == DONE for j in listed)
+
+        await eventually(job_done, timeout=30)
+        (job,) = [j for j in await cairn.list_reindex_jobs() if j.schema_name == schema]
+        assert (job.origin, job.total, job.done, job.failed) == ("hints", 1, 1, 0)

@@ -22,6 +22,7 @@ from cairn_client.models import (
     DecryptedSecret,
     MintedToken,
     Ok,
+    ReindexJob,
     Requeued,
     RevokeResult,
     Role,
@@ -170,6 +171,11 @@ class AdminRoutes:
     def coverage(self) -> Call[Coverage]:
         """Processing coverage of the caller's tenant (curators)."""
         return call("coverage", Coverage)
+
+    @route
+    def list_reindex_jobs(self, *, limit: int | None = None) -> Call[list[ReindexJob]]:
+        """The tenant's reindex jobs, newest first, with their progress (curators)."""
+        return call("list_reindex_jobs", list[ReindexJob], params={"limit": limit})
 
     @route
     def list_assemblies(

@@ -54,6 +54,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "list_dead_events": ("GET", "/worker/dead"),
     "delete_dead_event": ("DELETE", "/worker/dead/{entry_id}"),
     "coverage": ("GET", "/coverage"),
+    "list_reindex_jobs": ("GET", "/reindex"),
     # access control
     "list_acl": ("GET", "/acl"),
     "grant_acl": ("POST", "/acl/grant"),

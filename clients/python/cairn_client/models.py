@@ -314,6 +314,33 @@ class Coverage(Answer):
     islands: Islands
 
 
+class ReindexFailure(Answer):
+    record_id: UUID
+    error: str
+
+
+class ReindexJob(Answer):
+    """One reindex job of the tenant (``GET /reindex``) and how far it got."""
+
+    id: UUID
+    schema_name: str | None
+    since: datetime | None
+    origin: str  # cli or hints
+    state: str  # pending, running or done
+    total: int
+    done: int
+    changed: int
+    embedded: int
+    edges: int
+    failed: int
+    failures: list[ReindexFailure]
+    leased: bool
+    created_at: datetime
+    started_at: datetime | None
+    updated_at: datetime
+    finished_at: datetime | None
+
+
 class AssemblyLogEntry(Answer):
     """One assembly of the log (``GET /assemblies``)."""
 
