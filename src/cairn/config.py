@@ -86,8 +86,20 @@ class EmbeddingSettings(BaseModel):
     max_wait_ms: float = 2.0
     threads: int = 2
     max_tokens: int = 256
+    # A text longer than the window (max_tokens less [CLS] and [SEP]) is also stored as
+    # overlapping chunks of chunk_tokens word-pieces, each chunk_overlap into the previous.
+    chunk_tokens: int = Field(default=200, ge=16, le=510)
+    chunk_overlap: int = Field(default=50, ge=0)
     # How often the background task looks for records whose embedding failed.
     retry_interval_s: float = 30.0
+
+    @model_validator(mode="after")
+    def _chunks_fit_the_window(self) -> EmbeddingSettings:
+        if self.chunk_tokens > self.max_tokens - 2:
+            raise ValueError("chunk_tokens may not exceed max_tokens - 2 ([CLS] and [SEP])")
+        if self.chunk_overlap >= self.chunk_tokens:
+            raise ValueError("chunk_overlap must be smaller than chunk_tokens")
+        return self
 
 
 class EventSettings(BaseModel):

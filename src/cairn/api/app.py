@@ -21,6 +21,7 @@ from cairn.auth import admin as auth_admin
 from cairn.auth import endpoints as auth
 from cairn.auth.service import Authenticator
 from cairn.breadcrumbs import endpoints as breadcrumbs
+from cairn.breadcrumbs.chunks import ChunkWindow
 from cairn.breadcrumbs.maintenance import run_embedding_retries
 from cairn.config import Settings, get_settings
 from cairn.context import endpoints as contexts
@@ -124,8 +125,9 @@ async def _open(
     resources.system_sessions = create_session_factory(system)
     resources.keyring = Keyring.from_settings(settings.secrets)
     retries = run_embedding_retries(
-        resources.system_sessions, embedder, settings.embedding.retry_interval_s
-    )
+        resources.system_sessions, embedder, settings.embedding.retry_interval_s,
+        window=ChunkWindow.of(settings.embedding),
+    )  # fmt: skip
     resources.background.append(asyncio.create_task(retries, name="embedding-retries"))
     relabeller = Relabeller(
         resources.system_sessions, embedder, batch=settings.context.domains_relabel_batch

@@ -25,6 +25,7 @@ from sqlalchemy import (
     or_,
     select,
     text,
+    union,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -32,6 +33,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.acl import repository as acl
+from cairn.breadcrumbs import chunk_store
 from cairn.db.models import breadcrumb_history, breadcrumbs, idempotency_keys, outbox
 from cairn.events.payloads import ChangeEvent
 from cairn.principal import Principal
@@ -257,24 +259,39 @@ async def search_vector(
     *,
     nn: int,
 ) -> Sequence[Row]:
-    """Nearest neighbours by cosine distance, with a ``score`` column (cosine similarity).
+    """Nearest records with a ``score`` column: the cosine similarity of the record's own
+    vector or of its best chunk (long records, see ``breadcrumbs.chunks``), whichever is
+    higher.
 
-    Unfiltered queries use the HNSW index. pgvector filters *after* the HNSW scan, which
-    silently returns fewer rows than asked when a filter is selective, so filtered queries
-    rank the filtered subset exactly instead.
+    Unfiltered queries nominate candidates with the HNSW indexes of both tables. pgvector
+    filters *after* the HNSW scan, which silently returns fewer rows than asked when a
+    filter is selective, so filtered queries rank the filtered subset exactly instead.
     """
-    distance = breadcrumbs.c.embedding.cosine_distance(list(query_vector))
+    vector = list(query_vector)
+    distance = breadcrumbs.c.embedding.cosine_distance(vector)
     clauses = [*_filters(owner_id, flt), breadcrumbs.c.embedding.is_not(None)]
-    columns = [*breadcrumbs.c[_LIST_COLUMNS], (1 - distance).label("score")]
-    filtered = flt != ListFilter()
-    if filtered:
-        candidates = select(*columns, distance.label("distance")).where(*clauses).cte()
-        candidates = candidates.prefix_with("MATERIALIZED")
-        query = select(candidates).order_by(candidates.c.distance, candidates.c.id).limit(nn)
+    own = select(breadcrumbs.c.id, (1 - distance).label("own")).where(*clauses)
+    if flt != ListFilter():
+        candidates = own.cte("candidates").prefix_with("MATERIALIZED")
     else:
         ef_search = max(40, 2 * nn)
         await session.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search:d}"))
-        query = select(*columns).where(*clauses).order_by(distance).limit(nn)
+        by_chunk = chunk_store.nearest_records(owner_id, vector, limit=max(40, 4 * nn))
+        nominated = union(own.order_by(distance).limit(nn).with_only_columns(breadcrumbs.c.id),
+                          by_chunk)  # fmt: skip
+        candidates = own.where(breadcrumbs.c.id.in_(nominated)).cte("candidates")
+    best = chunk_store.best_similarity(owner_id, vector, select(candidates.c.id)).cte("best")
+    score = func.greatest(candidates.c.own, best.c.similarity)
+    query = (
+        select(*breadcrumbs.c[_LIST_COLUMNS], score.label("score"))
+        .select_from(
+            candidates.join(breadcrumbs, breadcrumbs.c.id == candidates.c.id).outerjoin(
+                best, best.c.breadcrumb_id == candidates.c.id
+            )
+        )
+        .order_by(score.desc(), candidates.c.id)
+        .limit(nn)
+    )
     return (await session.execute(query)).mappings().all()
 
 
@@ -374,7 +391,7 @@ async def claim_idempotency_key(
 async def unembedded(session: AsyncSession, *, limit: int) -> Sequence[Row]:
     """Records whose embedding failed, oldest first (all tenants: a maintenance query)."""
     query = (
-        select(breadcrumbs.c.id, breadcrumbs.c.llm_text)
+        select(breadcrumbs.c.id, breadcrumbs.c.owner_id, breadcrumbs.c.llm_text)
         .where(breadcrumbs.c.embedding.is_(None), breadcrumbs.c.llm_text.is_not(None))
         .order_by(breadcrumbs.c.updated_at)
         .limit(limit)

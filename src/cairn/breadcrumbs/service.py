@@ -16,9 +16,12 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from cairn.acl import repository as acl
 from cairn.acl.schemas import AclAction
 from cairn.breadcrumbs import ops, repository
+from cairn.breadcrumbs.chunks import ChunkWindow, EmbeddedChunk, embed_chunks, replace_chunks
 from cairn.breadcrumbs.context import BreadcrumbService
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate, BreadcrumbUpdate, CreatedResult
@@ -33,16 +36,17 @@ from cairn.breadcrumbs.validation import (
     check_title,
     checksum,
 )
+from cairn.config import Limits
 from cairn.context.definitions import check_definition
 from cairn.context.domain_store import labels_for, store_domains
 from cairn.context.domains import DOMAINS_SCHEMA
 from cairn.edges import repository as edges
-from cairn.embedding import entity_keywords, tag_pointers
+from cairn.embedding import Embedder, entity_keywords, tag_pointers
 from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
-from cairn.principal import Role
-from cairn.transforms import defined_schemas, is_definition
+from cairn.principal import Principal, Role
+from cairn.transforms import Transforms, defined_schemas, is_definition
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +59,23 @@ TEXT_FIELDS = ("title", "description", "context", "llm_hints", "schema_name")
 HINT_FIELDS = ("llm_hints", "context", "schema_name")
 
 Change = Callable[[Row], dict[str, Any]]
+Chunks = list[EmbeddedChunk] | None  # None: the text did not change, nor may its chunks
 
 
 class BreadcrumbWriter(BreadcrumbService):
+    def __init__(
+        self,
+        session: AsyncSession,
+        embedder: Embedder,
+        limits: Limits,
+        principal: Principal,
+        transforms: Transforms | None = None,
+        *,
+        chunk_window: ChunkWindow | None = None,
+    ) -> None:
+        super().__init__(session, embedder, limits, principal, transforms)
+        self.chunk_window = chunk_window or ChunkWindow()
+
     async def create(self, body: BreadcrumbCreate, idempotency_key: str | None) -> CreatedResult:
         values = self._validated(body.model_dump(exclude_unset=False))
         self.transforms.check_record(values)
@@ -70,6 +88,7 @@ class BreadcrumbWriter(BreadcrumbService):
                 return replay
         new_id = uuid.uuid4()
         values |= await self._derived(values, tags=values["tags"], new_id=new_id)
+        chunks = await self._chunks(values)
         result = CreatedResult(id=new_id, version=1)
         if idempotency_key is not None:
             claimed = await repository.claim_idempotency_key(
@@ -90,6 +109,7 @@ class BreadcrumbWriter(BreadcrumbService):
             {**values, "id": new_id, "owner_id": self.principal.owner_id}
             | {"created_by": actor, "updated_by": actor},
         )
+        await self._store_chunks(row, chunks)
         await self._record(row, ChangeKind.created, change="create")
         self._definitions_changed(row)
         await self._domains_written(row)
@@ -177,11 +197,13 @@ class BreadcrumbWriter(BreadcrumbService):
             if any(field in values for field in HINT_FIELDS):
                 self.transforms.check_record({**current, **values})
             values |= await self._derived(values, tags=values.get("tags"), current=current)
+            chunks = await self._chunks(values)
             values["updated_by"] = self.principal.actor
             row = await repository.update_if_version(
                 self.session, self.principal.owner_id, breadcrumb_id, current["version"], values
             )
             if row is not None:
+                await self._store_chunks(row, chunks)
                 await self._record(row, ChangeKind.updated, change=change_name, reason=reason)
                 self._definitions_changed(current, row)
                 await self._domains_written(row)
@@ -278,6 +300,26 @@ class BreadcrumbWriter(BreadcrumbService):
         except Exception:  # the write goes on; the maintenance task embeds it later
             log.warning("embedding failed; stored without one, will retry", exc_info=True)
             return None
+
+    async def _chunks(self, values: dict[str, Any]) -> Chunks:
+        """The chunks of a changed long ``llm_text``. If they cannot be embedded the record
+        is stored without its embedding too: the retry (``maintenance``) then embeds both,
+        so no long record stays searchable by its first window alone."""
+        if "llm_text" not in values:
+            return None
+        if values["embedding"] is None:  # the retry embeds record and chunks together
+            return []
+        try:
+            async with asyncio.timeout(EMBED_TIMEOUT_S):
+                return await embed_chunks(values["llm_text"], self.embedder, self.chunk_window)
+        except Exception:
+            log.warning("embedding chunks failed; stored unembedded, will retry", exc_info=True)
+            values["embedding"] = None
+            return []
+
+    async def _store_chunks(self, row: Row, chunks: Chunks) -> None:
+        if chunks is not None:
+            await replace_chunks(self.session, self.principal.owner_id, row["id"], chunks)
 
     async def _current(self, breadcrumb_id: uuid.UUID, *, lock: bool = False) -> Row:
         row = await repository.get(
