@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+from fastapi import FastAPI
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -37,6 +38,15 @@ T = TypeVar("T")
 @contextlib.asynccontextmanager
 async def served_app(embedding: dict[str, Any] | None = None) -> AsyncIterator[httpx.AsyncClient]:
     """A client of the app; ``embedding``: overrides of the embedding settings."""
+    async with served(embedding) as (http, _):
+        yield http
+
+
+@contextlib.asynccontextmanager
+async def served(
+    embedding: dict[str, Any] | None = None,
+) -> AsyncIterator[tuple[httpx.AsyncClient, FastAPI]]:
+    """A client of the app and the app (its resources reach the database directly)."""
     root = Path(tempfile.mkdtemp(prefix="cairn-chunks-bench-"))
     postgres, nats = EmbeddedPostgres(root / "pg", fast=True), EmbeddedNats(root / "nats")
     postgres.start()
@@ -54,7 +64,7 @@ async def served_app(embedding: dict[str, Any] | None = None) -> AsyncIterator[h
             await asyncio.wait_for(app.state.resources.nats.ready.wait(), 30)
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
-                yield http
+                yield http, app
         finally:
             stopping = asyncio.ensure_future(lifespan.__aexit__(None, None, None))
             await asyncio.wait({stopping}, timeout=SHUTDOWN_S)

@@ -109,7 +109,8 @@ class BreadcrumbWriter(BreadcrumbService):
             {**values, "id": new_id, "owner_id": self.principal.owner_id}
             | {"created_by": actor, "updated_by": actor},
         )
-        await self._store_chunks(row, chunks)
+        if chunks:  # a new record has no chunks to replace
+            await self._store_chunks(row, chunks)
         await self._record(row, ChangeKind.created, change="create")
         self._definitions_changed(row)
         await self._domains_written(row)
