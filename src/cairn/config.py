@@ -87,9 +87,10 @@ class EmbeddingSettings(BaseModel):
     threads: int = 2
     max_tokens: int = 256
     # A text longer than the window (max_tokens less [CLS] and [SEP]) is also stored as
-    # overlapping chunks of chunk_tokens word-pieces, each chunk_overlap into the previous.
-    chunk_tokens: int = Field(default=200, ge=16, le=510)
-    chunk_overlap: int = Field(default=50, ge=0)
+    # overlapping chunks of chunk_tokens word-pieces, each chunk_overlap into the previous
+    # (why 128 and 32: breadcrumbs.chunks).
+    chunk_tokens: int = Field(default=128, ge=16, le=510)
+    chunk_overlap: int = Field(default=32, ge=0)
     # How often the background task looks for records whose embedding failed.
     retry_interval_s: float = 30.0
 

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, delete, func, insert, null, select
+from sqlalchemy import ColumnElement, Select, delete, func, insert, null, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.db.models import breadcrumb_chunks
@@ -69,7 +69,7 @@ async def chunk_rows(
     return [dict(row) for row in (await session.execute(query)).mappings().all()]
 
 
-def nearest_records(owner_id: uuid.UUID, vector: list[float], *, limit: int) -> Select[Any]:
+def nearest_records(owner_id: uuid.UUID, vector: ColumnElement[Any], *, limit: int) -> Select[Any]:
     """The records of the ``limit`` chunks nearest to ``vector`` (the HNSW index)."""
     distance = chunks.embedding.cosine_distance(vector)
     return (
@@ -80,7 +80,9 @@ def nearest_records(owner_id: uuid.UUID, vector: list[float], *, limit: int) -> 
     )
 
 
-def best_similarity(owner_id: uuid.UUID, vector: list[float], records: Select[Any]) -> Select[Any]:
+def best_similarity(
+    owner_id: uuid.UUID, vector: ColumnElement[Any], records: Select[Any]
+) -> Select[Any]:
     """``breadcrumb_id, similarity``: the best chunk of each of ``records`` that has any."""
     similarity = func.max(1 - chunks.embedding.cosine_distance(vector))
     return (

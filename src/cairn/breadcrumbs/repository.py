@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     ColumnElement,
     Text,
     and_,
+    bindparam,
     cast,
     delete,
     func,
@@ -34,7 +36,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.acl import repository as acl
 from cairn.breadcrumbs import chunk_store
-from cairn.db.models import breadcrumb_history, breadcrumbs, idempotency_keys, outbox
+from cairn.db.models import (
+    EMBEDDING_DIM,
+    breadcrumb_history,
+    breadcrumbs,
+    idempotency_keys,
+    outbox,
+)
 from cairn.events.payloads import ChangeEvent
 from cairn.principal import Principal
 
@@ -267,7 +275,9 @@ async def search_vector(
     filters *after* the HNSW scan, which silently returns fewer rows than asked when a
     filter is selective, so filtered queries rank the filtered subset exactly instead.
     """
-    vector = list(query_vector)
+    # One parameter however often the query names it: a vector is ~8 KB of text to send
+    # and parse.
+    vector = bindparam("query_vector", list(query_vector), type_=Vector(EMBEDDING_DIM))
     distance = breadcrumbs.c.embedding.cosine_distance(vector)
     clauses = [*_filters(owner_id, flt), breadcrumbs.c.embedding.is_not(None)]
     own = select(breadcrumbs.c.id, (1 - distance).label("own")).where(*clauses)
