@@ -287,9 +287,11 @@ async def search_vector(
         ef_search = max(40, 2 * nn)
         await session.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search:d}"))
         by_chunk = chunk_store.nearest_records(owner_id, vector, limit=max(40, 4 * nn))
-        nominated = union(own.order_by(distance).limit(nn).with_only_columns(breadcrumbs.c.id),
-                          by_chunk)  # fmt: skip
-        candidates = own.where(breadcrumbs.c.id.in_(nominated)).cte("candidates")
+        nearest = own.order_by(distance).limit(nn).with_only_columns(breadcrumbs.c.id)
+        nominated = union(nearest, by_chunk).cte("nominated")
+        # Joined from the few nominated ids (index lookups), not a scan filtered by them.
+        joined = nominated.join(breadcrumbs, breadcrumbs.c.id == nominated.c.id)
+        candidates = own.select_from(joined).cte("candidates")
     best = chunk_store.best_similarity(owner_id, vector, select(candidates.c.id)).cte("best")
     score = func.greatest(candidates.c.own, best.c.similarity)
     query = (
