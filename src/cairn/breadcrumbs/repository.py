@@ -293,16 +293,18 @@ async def search_vector(
         joined = nominated.join(breadcrumbs, breadcrumbs.c.id == nominated.c.id)
         candidates = own.select_from(joined).cte("candidates")
     best = chunk_store.best_similarity(owner_id, vector, select(candidates.c.id)).cte("best")
-    score = func.greatest(candidates.c.own, best.c.similarity)
-    query = (
-        select(*breadcrumbs.c[_LIST_COLUMNS], score.label("score"))
-        .select_from(
-            candidates.join(breadcrumbs, breadcrumbs.c.id == candidates.c.id).outerjoin(
-                best, best.c.breadcrumb_id == candidates.c.id
-            )
-        )
+    score = func.greatest(candidates.c.own, best.c.similarity).label("score")
+    ranked = (
+        select(candidates.c.id, score)
+        .select_from(candidates.outerjoin(best, best.c.breadcrumb_id == candidates.c.id))
         .order_by(score.desc(), candidates.c.id)
         .limit(nn)
+        .subquery("ranked")
+    )  # the record's columns are read for the nn kept only
+    query = (
+        select(*breadcrumbs.c[_LIST_COLUMNS], ranked.c.score)
+        .select_from(ranked.join(breadcrumbs, breadcrumbs.c.id == ranked.c.id))
+        .order_by(ranked.c.score.desc(), ranked.c.id)
     )
     return (await session.execute(query)).mappings().all()
 
