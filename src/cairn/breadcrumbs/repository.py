@@ -15,7 +15,9 @@ from typing import Any
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
+    CTE,
     ColumnElement,
+    Select,
     Text,
     and_,
     bindparam,
@@ -293,20 +295,36 @@ async def search_vector(
         joined = nominated.join(breadcrumbs, breadcrumbs.c.id == nominated.c.id)
         candidates = own.select_from(joined).cte("candidates")
     best = chunk_store.best_similarity(owner_id, vector, select(candidates.c.id)).cte("best")
+    query = _best_first(candidates, best, nn, few=flt == ListFilter())
+    rows: Sequence[Row] = (await session.execute(query)).mappings().all()
+    return rows
+
+
+def _best_first(candidates: CTE, best: CTE, nn: int, *, few: bool) -> Select[Any]:
+    """The ``nn`` best candidates with their columns. ``few`` (the nominated ones): joined
+    whole; else (a filtered subset, maybe thousands) the columns of the ``nn`` kept only."""
     score = func.greatest(candidates.c.own, best.c.similarity).label("score")
+    scored = candidates.outerjoin(best, best.c.breadcrumb_id == candidates.c.id)
+    columns = breadcrumbs.c[_LIST_COLUMNS]
+    if few:
+        return (
+            select(*columns, score)
+            .select_from(scored.join(breadcrumbs, breadcrumbs.c.id == candidates.c.id))
+            .order_by(score.desc(), candidates.c.id)
+            .limit(nn)
+        )
     ranked = (
         select(candidates.c.id, score)
-        .select_from(candidates.outerjoin(best, best.c.breadcrumb_id == candidates.c.id))
+        .select_from(scored)
         .order_by(score.desc(), candidates.c.id)
         .limit(nn)
         .subquery("ranked")
-    )  # the record's columns are read for the nn kept only
-    query = (
-        select(*breadcrumbs.c[_LIST_COLUMNS], ranked.c.score)
+    )
+    return (
+        select(*columns, ranked.c.score)
         .select_from(ranked.join(breadcrumbs, breadcrumbs.c.id == ranked.c.id))
         .order_by(ranked.c.score.desc(), ranked.c.id)
     )
-    return (await session.execute(query)).mappings().all()
 
 
 async def insert_history(session: AsyncSession, row: Row, *, change: str) -> None:
