@@ -90,3 +90,9 @@ def best_similarity(
         .where(chunks.owner_id == owner_id, chunks.breadcrumb_id.in_(records))
         .group_by(chunks.breadcrumb_id)
     )
+
+
+async def has_chunks(session: AsyncSession, owner_id: uuid.UUID) -> bool:
+    """Whether any record of the tenant is long (one probe of the owner index)."""
+    query = select(chunks.owner_id).where(chunks.owner_id == owner_id).limit(1)
+    return (await session.execute(query)).first() is not None

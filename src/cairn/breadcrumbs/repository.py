@@ -283,6 +283,16 @@ async def search_vector(
     distance = breadcrumbs.c.embedding.cosine_distance(vector)
     clauses = [*_filters(owner_id, flt), breadcrumbs.c.embedding.is_not(None)]
     own = select(breadcrumbs.c.id, (1 - distance).label("own")).where(*clauses)
+    if flt == ListFilter() and not await chunk_store.has_chunks(session, owner_id):
+        # No long records: the HNSW scan of the records alone (an index probe decides).
+        await session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, 2 * nn):d}"))
+        columns = [*breadcrumbs.c[_LIST_COLUMNS], (1 - distance).label("score")]
+        plain: Sequence[Row] = (
+            (await session.execute(select(*columns).where(*clauses).order_by(distance).limit(nn)))
+            .mappings()
+            .all()
+        )
+        return plain
     if flt != ListFilter():
         candidates = own.cte("candidates").prefix_with("MATERIALIZED")
     else:
