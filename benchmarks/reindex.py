@@ -85,7 +85,7 @@ def main() -> None:
             data_dir=root / "data",
             admin_database_url=postgres.url,
             database_url=postgres.url_for(DEFAULT_APP_ROLE),
-            embedding=EmbeddingSettings(model_dir=args.model_dir, retry_interval_s=3600),
+            embedding=EmbeddingSettings(model_dir=args.model_dir),
             log_level="WARNING",
         )
         batches = [int(b) for b in args.batches.split(",")]

@@ -31,3 +31,27 @@ def schema_definition(
     }
     body.update(overrides)
     return body
+
+
+GARDEN = (
+    "Tomatoes in bed {i} were staked and tied with soft twine after the evening watering.",
+    "The compost heap beside bed {i} was turned and a layer of straw spread over it.",
+    "Beans sown along the fence of bed {i} came up evenly and were thinned to one a hand.",
+    "Slugs found on the lettuce of bed {i} were collected at dusk with a torch.",
+)
+TAIL = (
+    "Separately, the office espresso machine broke on Thursday. Its boiler thermostat "
+    "failed, and the coffee it made came out lukewarm and sour before it stopped heating "
+    "at all. The café supplier inspected it on Friday and confirmed the heating element "
+    "had burnt out. A technician will come to the office next Monday morning to replace "
+    "the element, descale the group head and check the pump pressure. Until the repair "
+    "is done, people are asked to use the kettle and the filter coffee in the kitchen, "
+    "and not to unplug the broken machine."
+)
+
+
+def long_note(paragraphs: int = 30, tail: str = TAIL) -> str:
+    """A long gardening diary whose last sentence is about something else entirely: only
+    a chunk of its end can match a question about that."""
+    body = " ".join(GARDEN[i % len(GARDEN)].format(i=i) for i in range(paragraphs))
+    return f"{body} {tail}"

@@ -19,11 +19,13 @@ The backfill derives the state from what ``breadcrumbs`` already shows: an embed
 (assembled contexts and records without text: not needed; otherwise pending, due now, so
 the retry job embeds it), keyword pointers (none yet: pending), domain labels (a version:
 done; a tenant with domains but no version: pending; a tenant without: not needed), edges
-(present: done; otherwise pending, the retry job builds them). ``chunked`` is left to the
-write path that chunks. Tenant-isolated like every other table.
+(present: done; otherwise pending, the retry job builds them). ``chunked`` (revision 0014):
+done where a record has chunks, not needed where its text is too short to need any (fewer
+characters than the encoder's window has word-pieces), else pending: the retry job counts
+its word-pieces and cuts it. Tenant-isolated like every other table.
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 Create Date: 2026-11-26
 """
 
@@ -34,12 +36,13 @@ from alembic import op
 from sqlalchemy.dialects.postgresql import UUID
 
 revision: str = "0015"
-down_revision: str | None = "0013"
+down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 TENANT = "cairn_current_tenant()"
 STATES = ("done", "pending", "failed", "not_needed")
+WINDOW = 254  # the word-pieces the encoder reads; a word-piece spans one character or more
 STAGES = ("embedded", "keyed", "chunked", "edged", "labelled")
 CONTEXT_SCHEMA = "agent.context.v1"
 
@@ -105,6 +108,13 @@ def upgrade() -> None:
         "embedded",
         f"CASE WHEN {context} OR b.llm_text IS NULL THEN 'not_needed'"
         " WHEN b.embedding IS NOT NULL THEN 'done' ELSE 'pending' END",
+    )
+    _backfill(
+        "chunked",
+        f"CASE WHEN {context} OR b.llm_text IS NULL OR char_length(b.llm_text) <= {WINDOW}"
+        " THEN 'not_needed'"
+        " WHEN EXISTS (SELECT 1 FROM breadcrumb_chunks c WHERE c.breadcrumb_id = b.id)"
+        " THEN 'done' ELSE 'pending' END",
     )
     _backfill("keyed", "CASE WHEN cardinality(b.entity_keywords) > 0 THEN 'done' ELSE 'pending' END")
     _backfill(

@@ -86,6 +86,19 @@ class EmbeddingSettings(BaseModel):
     max_wait_ms: float = 2.0
     threads: int = 2
     max_tokens: int = 256
+    # A text longer than the window (max_tokens less [CLS] and [SEP]) is also stored as
+    # overlapping chunks of chunk_tokens word-pieces, each chunk_overlap into the previous
+    # (why 128 and 32: breadcrumbs.chunks).
+    chunk_tokens: int = Field(default=128, ge=16, le=510)
+    chunk_overlap: int = Field(default=32, ge=0)
+
+    @model_validator(mode="after")
+    def _chunks_fit_the_window(self) -> EmbeddingSettings:
+        if self.chunk_tokens > self.max_tokens - 2:
+            raise ValueError("chunk_tokens may not exceed max_tokens - 2 ([CLS] and [SEP])")
+        if self.chunk_overlap >= self.chunk_tokens:
+            raise ValueError("chunk_overlap must be smaller than chunk_tokens")
+        return self
 
 
 class ProcessingSettings(BaseModel):

@@ -9,11 +9,14 @@ import uuid
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from tests.assemblies.helpers import entry
 from tests.auth.conftest import Mint, bearer
-from tests.factories import breadcrumb
+from tests.factories import breadcrumb, long_note
 from tests.stream.sse_client import sse
 
+from cairn.db.engine import tenant_session
 from cairn.events.dead_letters import DeadEventStore
 from cairn.events.messages import Delivery
 
@@ -264,3 +267,35 @@ async def test_tenant_b_sees_none_of_tenant_a_assemblies(
     assert (await jwt_client.get("/assemblies/stats", headers=b)).json()["agents"] == []
     stats = (await jwt_client.get("/assemblies/stats", headers=a)).json()["agents"]
     assert [row["agent_id"] for row in stats] == ["a-agent"]
+
+
+async def test_tenant_b_reads_searches_and_writes_none_of_tenant_a_chunks(
+    jwt_client: httpx.AsyncClient, mint: Mint, app: FastAPI, marker: str
+) -> None:
+    a, b = uuid.uuid4(), uuid.uuid4()
+    token_a, token_b = (bearer(mint(owner_id=o, roles=["curator"])) for o in (a, b))
+    body = breadcrumb(title=f"Garden diary {marker}", context={"text": long_note()})
+    created = await jwt_client.post("/breadcrumbs", json=body, headers=token_a)
+    assert created.status_code == 201, created.text
+    record_a = created.json()["id"]
+    mine = breadcrumb(title="Office note", context={"text": "The coffee machine is fine."})
+    assert (await jwt_client.post("/breadcrumbs", json=mine, headers=token_b)).is_success
+    question = "When will the technician repair the broken espresso machine?"
+    for mode in ("vector", "hybrid"):
+        params = {"q": question, "mode": mode}
+        found = await jwt_client.get("/breadcrumbs/search", params=params, headers=token_b)
+        assert found.status_code == 200 and found.json()
+        assert record_a not in {hit["id"] for hit in found.json()}
+    sessions = app.state.resources.session_factory
+    unscoped = text("SELECT breadcrumb_id FROM breadcrumb_chunks")  # no owner predicate
+    async with tenant_session(sessions, a) as session:
+        assert len((await session.execute(unscoped)).all()) >= 3
+    async with tenant_session(sessions, b) as session:
+        assert (await session.execute(unscoped)).all() == []
+    forged = text(
+        "INSERT INTO breadcrumb_chunks (owner_id, breadcrumb_id, ordinal, char_start, char_end,"
+        " text, embedding) SELECT :a, :id, 99, 0, 1, 'x', embedding FROM breadcrumbs LIMIT 1"
+    )
+    with pytest.raises(DBAPIError):
+        async with tenant_session(sessions, b) as session, session.begin():
+            await session.execute(forged, {"a": a, "id": uuid.UUID(record_a)})

@@ -23,6 +23,7 @@ from cairn.auth import admin as auth_admin
 from cairn.auth import endpoints as auth
 from cairn.auth.service import Authenticator
 from cairn.breadcrumbs import endpoints as breadcrumbs
+from cairn.breadcrumbs.chunks import ChunkWindow
 from cairn.config import Settings, get_settings
 from cairn.context import endpoints as contexts
 from cairn.context.builder import ContextBuilder
@@ -143,8 +144,9 @@ async def _open(
     resources.background.append(asyncio.create_task(relabel, name="domain-relabel"))
     if settings.reindex.background:
         reindexer = Reindexer(
-            resources.system_sessions, embedder, settings.reindex, transforms=settings.transforms
-        )
+            resources.system_sessions, embedder, settings.reindex, transforms=settings.transforms,
+            chunk_window=ChunkWindow.of(settings.embedding),
+        )  # fmt: skip
         reindexing = run_reindexing(reindexer, settings.reindex.poll_interval_s)
         resources.background.append(asyncio.create_task(reindexing, name="reindex"))
     retention = run_retention(
@@ -181,7 +183,8 @@ def _start_processing(resources: Resources) -> None:
     the coverage gauges."""
     settings = resources.settings.processing
     sessions = resources.system_sessions
-    job = RetryJob(sessions, resources.session_factory, resources.embedder, settings)
+    window = ChunkWindow.of(resources.settings.embedding)
+    job = RetryJob(sessions, resources.session_factory, resources.embedder, settings, window)
     resources.background.append(asyncio.create_task(run_retries(job), name="processing-retries"))
     gauges = run_gauges(resources.system_sessions, settings.gauge_interval_s)
     resources.background.append(asyncio.create_task(gauges, name="coverage-gauges"))

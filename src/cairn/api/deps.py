@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.api.resources import Resources
+from cairn.breadcrumbs.chunks import ChunkWindow
 from cairn.breadcrumbs.queries import BreadcrumbReader
 from cairn.breadcrumbs.service import BreadcrumbWriter
 from cairn.db.engine import tenant_session
@@ -104,9 +105,11 @@ def _holding(principal: Principal, role: Role) -> Principal:
 def get_writer(
     session: SessionDep, resources: ResourcesDep, principal: PrincipalDep
 ) -> BreadcrumbWriter:
+    settings = resources.settings
     return BreadcrumbWriter(
-        session, resources.embedder, resources.settings.limits, principal, resources.transforms
-    )
+        session, resources.embedder, settings.limits, principal, resources.transforms,
+        chunk_window=ChunkWindow.of(settings.embedding),
+    )  # fmt: skip
 
 
 def get_reader(

@@ -16,9 +16,18 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from cairn.acl import repository as acl
 from cairn.acl.schemas import AclAction
 from cairn.breadcrumbs import ops, repository
+from cairn.breadcrumbs.chunks import (
+    ChunkWindow,
+    EmbeddedChunk,
+    embed_chunks,
+    needs_chunks,
+    replace_chunks,
+)
 from cairn.breadcrumbs.context import BreadcrumbService
 from cairn.breadcrumbs.derived import NOT_EMBEDDED_SCHEMAS, render_llm_texts
 from cairn.breadcrumbs.repository import Row
@@ -33,16 +42,25 @@ from cairn.breadcrumbs.validation import (
     check_title,
     checksum,
 )
+from cairn.config import Limits
 from cairn.context.definitions import check_definition
 from cairn.context.domain_store import labels_for, store_domains
 from cairn.context.domains import DOMAINS_SCHEMA
 from cairn.edges import repository as edges
-from cairn.embedding import entity_keywords, tag_pointers
+from cairn.embedding import Embedder, entity_keywords, tag_pointers
 from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
-from cairn.principal import Role
+from cairn.principal import Principal, Role
 from cairn.processing import record_outcomes
+from cairn.processing.stages import (
+    CHUNKED,
+    DONE_OUTCOME,
+    NOT_NEEDED_OUTCOME,
+    PENDING,
+    Outcome,
+    failed,
+)
 from cairn.processing.write_outcomes import (
     Derived,
     derived_outcomes,
@@ -50,7 +68,7 @@ from cairn.processing.write_outcomes import (
     unchanged_outcomes,
 )
 from cairn.reindex.enqueue import enqueue_for_hints
-from cairn.transforms import defined_schemas, is_definition
+from cairn.transforms import Transforms, defined_schemas, is_definition
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +79,23 @@ TEXT_FIELDS = ("title", "description", "context", "llm_hints", "schema_name")
 HINT_FIELDS = ("llm_hints", "context", "schema_name")
 
 Change = Callable[[Row], dict[str, Any]]
+Chunks = list[EmbeddedChunk] | None  # None: the text did not change, nor may its chunks
 
 
 class BreadcrumbWriter(BreadcrumbService):
+    def __init__(
+        self,
+        session: AsyncSession,
+        embedder: Embedder,
+        limits: Limits,
+        principal: Principal,
+        transforms: Transforms | None = None,
+        *,
+        chunk_window: ChunkWindow | None = None,
+    ) -> None:
+        super().__init__(session, embedder, limits, principal, transforms)
+        self.chunk_window = chunk_window or ChunkWindow()
+
     async def create(self, body: BreadcrumbCreate, idempotency_key: str | None) -> CreatedResult:
         values = self._validated(body.model_dump(exclude_unset=False))
         self.transforms.check_record(values)
@@ -77,6 +109,7 @@ class BreadcrumbWriter(BreadcrumbService):
         new_id = uuid.uuid4()
         derived = await self._derived(values, tags=values["tags"], new_id=new_id)
         values |= derived.columns
+        chunks = await self._chunks(values, derived)
         result = CreatedResult(id=new_id, version=1)
         if idempotency_key is not None:
             claimed = await repository.claim_idempotency_key(
@@ -97,6 +130,8 @@ class BreadcrumbWriter(BreadcrumbService):
             {**values, "id": new_id, "owner_id": self.principal.owner_id}
             | {"created_by": actor, "updated_by": actor},
         )
+        if chunks:  # a new record has no chunks to replace
+            await self._store_chunks(row, chunks)
         await self._record(row, ChangeKind.created, change="create")
         await self._processed(row, derived)
         await self._definitions_changed(None, row)
@@ -186,11 +221,13 @@ class BreadcrumbWriter(BreadcrumbService):
                 self.transforms.check_record({**current, **values})
             derived = await self._derived(values, tags=values.get("tags"), current=current)
             values |= derived.columns
+            chunks = await self._chunks(values, derived)
             values["updated_by"] = self.principal.actor
             row = await repository.update_if_version(
                 self.session, self.principal.owner_id, breadcrumb_id, current["version"], values
             )
             if row is not None:
+                await self._store_chunks(row, chunks)
                 await self._record(row, ChangeKind.updated, change=change_name, reason=reason)
                 await self._processed(row, derived)
                 await self._definitions_changed(current, row)
@@ -302,6 +339,34 @@ class BreadcrumbWriter(BreadcrumbService):
     async def _processed(self, row: Row, derived: Derived) -> None:
         """The write's processing state, in its transaction (one statement)."""
         await record_outcomes(self.session, self.principal.owner_id, row["id"], derived.outcomes)
+
+    async def _chunks(self, values: dict[str, Any], derived: Derived) -> Chunks:
+        """The chunks of a changed long ``llm_text``, with the ``chunked`` stage's outcome.
+        A failure never fails the write: the stage is recorded as failed (or pending, when
+        the record's own vector failed too) and the retry job embeds the chunks later; the
+        old chunks go with the text they were cut from."""
+        if "llm_text" not in values:
+            return None
+        text = values["llm_text"]
+        if not needs_chunks(text, self.embedder, self.chunk_window):
+            derived.outcomes[CHUNKED] = NOT_NEEDED_OUTCOME
+            return []
+        if values["embedding"] is None:  # the embedder is failing: leave it to the retry
+            derived.outcomes[CHUNKED] = Outcome(PENDING, due_in_s=0.0)
+            return []
+        try:
+            async with asyncio.timeout(EMBED_TIMEOUT_S):
+                chunks = await embed_chunks(text, self.embedder, self.chunk_window)
+        except Exception as error:
+            log.warning("embedding chunks failed; stored without them, will retry", exc_info=True)
+            derived.outcomes[CHUNKED] = failed(error)
+            return []
+        derived.outcomes[CHUNKED] = DONE_OUTCOME
+        return chunks
+
+    async def _store_chunks(self, row: Row, chunks: Chunks) -> None:
+        if chunks is not None:
+            await replace_chunks(self.session, self.principal.owner_id, row["id"], chunks)
 
     async def _current(self, breadcrumb_id: uuid.UUID, *, lock: bool = False) -> Row:
         row = await repository.get(

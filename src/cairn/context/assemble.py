@@ -38,6 +38,7 @@ from cairn.context.recency import with_recency
 from cairn.context.records import RecordCache, isolated_sql
 from cairn.context.render import ItemBlocks
 from cairn.context.signals import extract_signals
+from cairn.context.snippets import apply_snippets, mark_snippets
 from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
@@ -129,8 +130,6 @@ async def assemble(
     walked_past = [
         Dropped(node, DropReason.isolated_domain) for node in graph.isolated if node not in named
     ]
-    with timer.phase("render_items"):
-        blocks = await item_blocks(session, owner, list(graph.records.values()))
     budget = (
         Budget(budget_override, BudgetSource.request)
         if budget_override
@@ -138,6 +137,11 @@ async def assemble(
             agent.context_budget, _config_budget(llm_config), None, options.default_budget
         )
     )
+    with timer.phase("render_items"):
+        blocks = await item_blocks(session, owner, list(graph.records.values()))
+        snippets = await apply_snippets(
+            session, owner, found.probe, graph.records, blocks, counter, budget.tokens
+        )
     ranked = ranking.Ranked()
     if agent.ranking.compares_content:
         with timer.phase("rank"):
@@ -164,6 +168,7 @@ async def assemble(
         records=graph.records, upstream_dropped=upstream, signals=signals.as_explain(),
         graph_dropped=walked_past,
     ) | layout.explain(rendered)  # fmt: skip
+    mark_snippets(explain, snippets)
     result = Assembly(agent.agent_id, trigger.id, sessions[0] if sessions else None)
     result.context = {
         "consumer_id": agent.agent_id,

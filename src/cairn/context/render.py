@@ -166,6 +166,10 @@ class ItemBlocks:
                 self._cache.put(key, (self._texts[record.id], tokens))
         return tokens
 
+    def substitute(self, record_id: UUID, text: str, tokens: int) -> None:
+        """Show the record as ``text`` in this assembly (a snippet); never cached."""
+        self._texts[record_id], self._tokens[record_id] = text, tokens
+
     def cost_of(self, records: Mapping[UUID, Record]) -> Callable[[UUID], int]:
         return lambda record_id: self.tokens(records[record_id])
 

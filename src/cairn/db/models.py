@@ -282,6 +282,25 @@ domain_centroids = Table(
     Column("centroid", Vector(EMBEDDING_DIM), nullable=False),
 )
 
+# Overlapping windows of a long record's ``llm_text`` with their embeddings (revision 0014):
+# the encoder reads only the first 256 word-pieces of a text. Replaced with the text.
+breadcrumb_chunks = Table(
+    "breadcrumb_chunks",
+    metadata,
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("tenants.id"), nullable=False),
+    Column(
+        "breadcrumb_id",
+        UUID(as_uuid=True),
+        ForeignKey("breadcrumbs.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("ordinal", Integer, primary_key=True),
+    Column("char_start", Integer, nullable=False),
+    Column("char_end", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("embedding", Vector(EMBEDDING_DIM), nullable=False),
+)
+
 # ACL entries (revision 0005): one RCRT action on one record for a grantee tenant, or one
 # agent of it (``grantee_agent_id`` NULL: every agent of that tenant).
 breadcrumb_acl = Table(

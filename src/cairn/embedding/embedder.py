@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from cairn.embedding.spans import Span, SpanFn, word_spans
 from cairn.embedding.types import EMBEDDING_DIM
 
 logger = logging.getLogger(__name__)
@@ -47,10 +48,18 @@ class BatchingEmbedder:
     as usual.
     """
 
-    def __init__(self, encode: EncodeFn, *, max_batch: int = 32, max_wait_ms: float = 2.0) -> None:
+    def __init__(
+        self,
+        encode: EncodeFn,
+        *,
+        max_batch: int = 32,
+        max_wait_ms: float = 2.0,
+        spans: SpanFn = word_spans,
+    ) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
         self._encode = encode
+        self._spans = spans
         self._max_batch = max_batch
         self._max_wait = max(max_wait_ms, 0.0) / 1000.0
         self._pending: deque[_Pending] = deque()
@@ -77,6 +86,10 @@ class BatchingEmbedder:
             if isinstance(result, BaseException):
                 raise result
         return [r for r in results if not isinstance(r, BaseException)]
+
+    def token_spans(self, text: str) -> list[Span]:
+        """Where the encoder's word-pieces of ``text`` are (``spans``, given by the factory)."""
+        return self._spans(text)
 
     async def aclose(self) -> None:
         """Stop the batching task, fail whatever is still queued, and stop the thread."""
@@ -189,6 +202,9 @@ class HashEmbedder:
             raise RuntimeError("embedder is closed")
         self.calls += 1
         return hash_encode(list(texts)).tolist() if texts else []
+
+    def token_spans(self, text: str) -> list[Span]:
+        return word_spans(text)
 
     async def aclose(self) -> None:
         self._closed = True

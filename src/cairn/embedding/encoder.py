@@ -28,6 +28,10 @@ class OnnxEncoder:
             raise ValueError(f"max_tokens must be within 2..{_MAX_POSITIONS}, got {max_tokens}")
         self.max_tokens = max_tokens
         self._tokenizer = _load_tokenizer(model_dir / TOKENIZER_FILE, max_tokens)
+        # The same vocabulary without truncation: it says where a long text's pieces are.
+        self._counter = Tokenizer.from_file(str(model_dir / TOKENIZER_FILE))
+        self._counter.no_truncation()
+        self._counter.no_padding()
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -42,6 +46,11 @@ class OnnxEncoder:
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """The real token ids of each text, [CLS] and [SEP] included, without padding."""
         return [_real_ids(encoding) for encoding in self._tokenize(texts)]
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        """Character offsets of every word-piece of ``text``, however long it is."""
+        encoding = self._counter.encode(text, add_special_tokens=False)
+        return [(int(start), int(end)) for start, end in encoding.offsets]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Shape (len(texts), 384), float32, each row of unit length.

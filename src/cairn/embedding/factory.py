@@ -18,4 +18,5 @@ def load_embedder(settings: Settings) -> BatchingEmbedder:
         lambda texts: encoder.encode(texts),
         max_batch=options.max_batch,
         max_wait_ms=options.max_wait_ms,
+        spans=encoder.token_spans,
     )

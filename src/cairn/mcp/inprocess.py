@@ -17,6 +17,7 @@ from starlette.requests import Request
 
 from cairn.api.deps import get_resources
 from cairn.api.resources import Resources
+from cairn.breadcrumbs.chunks import ChunkWindow
 from cairn.breadcrumbs.hybrid import hybrid_search
 from cairn.breadcrumbs.queries import BreadcrumbReader
 from cairn.breadcrumbs.repository import ListFilter
@@ -127,5 +128,9 @@ class InProcessBackend:
             args = (session, resources.embedder, resources.settings.limits, principal)
             yield (
                 BreadcrumbReader(*args, resources.transforms),
-                BreadcrumbWriter(*args, resources.transforms),
+                BreadcrumbWriter(
+                    *args,
+                    resources.transforms,
+                    chunk_window=ChunkWindow.of(resources.settings.embedding),
+                ),
             )

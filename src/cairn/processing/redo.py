@@ -1,6 +1,5 @@
 """Each stage run again for the rows the retry job claimed, and its result recorded in the
-same transaction as the stage's own write. ``chunked`` has no redo here: the chunking step
-registers its own (``REDO[CHUNKED] = ...``) where it is wired in."""
+same transaction as the stage's own write."""
 
 from __future__ import annotations
 
@@ -10,8 +9,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.breadcrumbs import repository as breadcrumbs
+from cairn.breadcrumbs.chunks import embed_chunks, replace_chunks
 from cairn.context.domain_store import labels_for
 from cairn.db.engine import tenant_session
 from cairn.db.models import breadcrumbs as b
@@ -22,9 +23,11 @@ from cairn.processing import repository
 from cairn.processing.repository import Due
 from cairn.processing.retry import Redo, RetryJob
 from cairn.processing.stages import (
+    CHUNKED,
     DONE_OUTCOME,
     EDGED,
     EMBEDDED,
+    FAILED,
     KEYED,
     LABELLED,
     NOT_NEEDED_OUTCOME,
@@ -82,6 +85,29 @@ async def redo_embedded(job: RetryJob, items: Sequence[Due]) -> None:
 
 def _embeddable(row: Any) -> bool:
     return row is not None and row.llm_text is not None and row.schema_name != CONTEXT_SCHEMA
+
+
+async def redo_chunked(job: RetryJob, items: Sequence[Due]) -> None:
+    """Cut and embed the stored ``llm_text`` again, replacing whatever chunks it had."""
+    rows = await _records(job, items)
+    for due in items:
+        row = rows.get(due.breadcrumb_id)
+        text = row.llm_text if row is not None and _embeddable(row) else None
+        try:
+            chunks = await embed_chunks(text, job.embedder, job.chunk_window)
+            outcome = DONE_OUTCOME if chunks else NOT_NEEDED_OUTCOME
+        except Exception as error:
+            chunks, outcome = [], failed(error)
+        async with job.system() as session, session.begin():
+            if row is not None and outcome.state != FAILED and await _unchanged(session, row):
+                await replace_chunks(session, due.owner_id, due.breadcrumb_id, chunks)
+            await job.finish(session, due, outcome)
+
+
+async def _unchanged(session: AsyncSession, row: Any) -> bool:
+    """The record still has the text its chunks were cut from (a write may have won)."""
+    query = select(b.c.llm_text).where(b.c.id == row.id).with_for_update()
+    return bool((await session.execute(query)).scalar_one_or_none() == row.llm_text)
 
 
 async def redo_keyed(job: RetryJob, items: Sequence[Due]) -> None:
@@ -143,6 +169,7 @@ async def redo_edged(job: RetryJob, items: Sequence[Due]) -> None:
 
 REDO: dict[str, Redo] = {
     EMBEDDED: redo_embedded,
+    CHUNKED: redo_chunked,
     KEYED: redo_keyed,
     LABELLED: redo_labelled,
     EDGED: redo_edged,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from prometheus_client import Counter
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn.breadcrumbs.chunks import ChunkWindow
 from cairn.config import ProcessingSettings
 from cairn.embedding import Embedder
 from cairn.processing import repository
@@ -44,6 +45,7 @@ class RetryJob:
     tenants: async_sessionmaker[AsyncSession]  # row-level security on: the edge queries
     embedder: Embedder
     settings: ProcessingSettings = field(default_factory=ProcessingSettings)
+    chunk_window: ChunkWindow = field(default_factory=ChunkWindow)
 
     def next_in_s(self, attempts: int) -> float | None:
         """Seconds before the next try after ``attempts`` failed ones (None: give up)."""

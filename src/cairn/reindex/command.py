@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+from cairn.breadcrumbs.chunks import ChunkWindow
 from cairn.config import Settings
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.embedding.factory import load_embedder
@@ -90,7 +91,10 @@ async def reindex(
     started = time.monotonic()
     try:
         sessions = create_session_factory(engine)
-        runner = Reindexer(sessions, embedder, settings.reindex, transforms=settings.transforms)
+        runner = Reindexer(
+            sessions, embedder, settings.reindex, transforms=settings.transforms,
+            chunk_window=ChunkWindow.of(settings.embedding),
+        )  # fmt: skip
         summary = await _prepare(runner, selection, owners)
         ids = [job["id"] for job in summary.jobs]
         with _Bar(summary.jobs, show_progress) as bar:

@@ -1,5 +1,5 @@
-"""One record reindexed: its derived fields written, its edges built again, its processing
-state recorded.
+"""One record reindexed: its derived fields and a long record's chunks written, its edges
+built again, its processing state recorded.
 
 Derived fields only — ``llm_text``, ``embedding``, ``entity_keywords`` and the domain
 labels follow from the content and the hints as they are now, so the record's ``version``,
@@ -12,13 +12,14 @@ left alone.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cairn.breadcrumbs.chunks import EmbeddedChunk, replace_chunks
 from cairn.breadcrumbs.derived import is_embedded
 from cairn.context.domain_store import UNLABELLED_SCHEMAS, label
 from cairn.context.domains import DomainSet
@@ -27,7 +28,7 @@ from cairn.edges.builder import EdgeOptions, build_edges
 from cairn.embedding import Embedder, entity_keywords, tag_pointers
 from cairn.processing import EDGED, record_outcomes
 from cairn.processing import Outcome as Stage
-from cairn.processing.stages import DONE_OUTCOME
+from cairn.processing.stages import CHUNKED, DONE_OUTCOME, NOT_NEEDED_OUTCOME
 from cairn.processing.write_outcomes import derived_outcomes, not_embedded_outcomes
 
 _RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
@@ -40,6 +41,7 @@ class Prepared:
     row: Mapping[str, Any]
     llm_text: str | None
     embedding: list[float] | None
+    chunks: Sequence[EmbeddedChunk] = ()  # none: a short text, or one never embedded
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +69,10 @@ async def reindex_record(session: AsyncSession, prepared: Prepared, using: Recom
     stored = await _store(session, row["owner_id"], row["id"], row["version"], values)
     if stored is None:
         return Outcome(skipped=True)
+    await replace_chunks(session, row["owner_id"], row["id"], prepared.chunks)
     counts = await build_edges(session, stored, using.edges)
-    await record_outcomes(session, row["owner_id"], row["id"], stage_outcomes(row, values))
+    outcomes = stage_outcomes(row, values, chunked=bool(prepared.chunks))
+    await record_outcomes(session, row["owner_id"], row["id"], outcomes)
     return Outcome(
         changed=prepared.llm_text != row["llm_text"],
         embedded=prepared.embedding is not None,
@@ -76,12 +80,17 @@ async def reindex_record(session: AsyncSession, prepared: Prepared, using: Recom
     )
 
 
-def stage_outcomes(row: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Stage]:
+def stage_outcomes(
+    row: Mapping[str, Any], values: Mapping[str, Any], *, chunked: bool = False
+) -> dict[str, Stage]:
     """The processing state a reindexed record is left in: every stage it has done now."""
     if not is_embedded(row):
-        return not_embedded_outcomes()
+        return not_embedded_outcomes() | {CHUNKED: NOT_NEEDED_OUTCOME}
     outcomes = derived_outcomes(embedded=True, labelled=values.get("domains_version"))
-    return outcomes | {EDGED: DONE_OUTCOME}
+    return outcomes | {
+        EDGED: DONE_OUTCOME,
+        CHUNKED: DONE_OUTCOME if chunked else NOT_NEEDED_OUTCOME,
+    }
 
 
 def derived_values(prepared: Prepared, domains: DomainSet | None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from cairn.breadcrumbs.chunks import ChunkWindow, embed_chunks
 from cairn.breadcrumbs.derived import is_embedded, render_llm_texts
 from cairn.config import ReindexSettings, TransformSettings
 from cairn.context.domain_store import load_domains
@@ -58,6 +59,7 @@ class Reindexer:
         *,
         transforms: TransformSettings | None = None,
         edges: EdgeOptions | None = None,
+        chunk_window: ChunkWindow | None = None,
         name: str | None = None,
     ) -> None:
         self.sessions = sessions
@@ -67,6 +69,7 @@ class Reindexer:
         # with the hints current then, whichever process changed them.
         self.transforms = Transforms(transforms)
         self.edges = edges or EdgeOptions()
+        self.chunk_window = chunk_window or ChunkWindow()
         self.name = name or runner_name()
 
     async def claim(self, origin: str, **kw: Any) -> Job | None:
@@ -119,7 +122,14 @@ class Reindexer:
     async def _embedded(self, rows: Sequence[Any], texts: dict[uuid.UUID, str]) -> list[Prepared]:
         """One embedder call for the batch; an embedder that fails aborts the batch."""
         vectors = dict(zip(texts, await self.embedder.embed(list(texts.values())), strict=True))
-        return [Prepared(row, texts.get(row["id"]), vectors.get(row["id"])) for row in rows]
+        chunks = {
+            record_id: await embed_chunks(text, self.embedder, self.chunk_window)
+            for record_id, text in texts.items()
+        }
+        return [
+            Prepared(row, texts.get(row["id"]), vectors.get(row["id"]), chunks.get(row["id"], []))
+            for row in rows
+        ]
 
     async def _write(
         self, session: AsyncSession, prepared: Sequence[Prepared], using: Recompute

@@ -177,9 +177,17 @@ async def _hybrid_candidates(
         ),
         -- One pass over the subset computes the similarity alone: no vectors or lexemes are
         -- carried through (they would spill the CTE to disk at 100k records).
+        -- A long record's best chunk (breadcrumbs.chunks) counts when it beats the record's
+        -- own vector; a tenant without long records has no chunk rows to read.
+        chunk_best AS MATERIALIZED (
+            SELECT breadcrumb_id AS chunk_of,
+                   max(1 - (embedding <=> (SELECT embedding FROM probe))) AS chunk_similarity
+            FROM breadcrumb_chunks WHERE owner_id = :owner GROUP BY breadcrumb_id
+        ),
         scored AS MATERIALIZED (
-            SELECT id, 1 - (embedding <=> (SELECT embedding FROM probe)) AS similarity
-            FROM breadcrumbs WHERE {where}
+            SELECT id, greatest(1 - (embedding <=> (SELECT embedding FROM probe)),
+                                chunk_similarity) AS similarity
+            FROM breadcrumbs LEFT JOIN chunk_best ON chunk_of = id WHERE {where}
         ),
         by_vector AS (SELECT id FROM scored WHERE similarity IS NOT NULL
                       ORDER BY similarity DESC, id LIMIT :pool),
