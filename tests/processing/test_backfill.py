@@ -77,24 +77,32 @@ async def test_existing_records_get_the_state_their_columns_show(
     )  # fmt: skip
     labelled = await _record(connection, labelled_tenant, "note.v1", domains_version="v", **keyed)
     unlabelled = await _record(connection, labelled_tenant, "note.v1", **keyed)
+    long_text = {"llm_text": "a word " * 300, "entity_keywords": ["k"]}
+    long = await _record(connection, plain, "note.v1", embedding=VECTOR, **long_text)
     await upgrade(engine)
     await engine.dispose()
 
     assert await _states(connection, whole) == {
         "embedded": "done", "keyed": "done", "edged": "done", "labelled": "not_needed",
+        "chunked": "not_needed",
     }  # fmt: skip
     assert await _states(connection, unembedded) == {
         "embedded": "pending", "keyed": "pending", "edged": "done", "labelled": "not_needed",
+        "chunked": "not_needed",
     }  # fmt: skip
     assert await _states(connection, context) == {
         "embedded": "not_needed", "keyed": "done", "edged": "not_needed", "labelled": "not_needed",
+        "chunked": "not_needed",
     }  # fmt: skip
+    assert (await _states(connection, long))["chunked"] == "pending"  # too long to know: cut
     assert (await _states(connection, labelled))["labelled"] == "done"
     assert await _states(connection, unlabelled) == {
         "embedded": "pending", "keyed": "done", "edged": "pending", "labelled": "pending",
+        "chunked": "not_needed",
     }  # fmt: skip
     due = await connection.fetchval(
         "SELECT count(*) FROM record_processing WHERE state = 'pending'"
         " AND next_attempt_at <= now()"
     )
-    assert due == 2 + 2 + 3  # unembedded, labelled, unlabelled: the retry job takes them now
+    # unembedded, labelled, unlabelled, long (chunked, edged): the retry job takes them now
+    assert due == 2 + 2 + 3 + 2

@@ -108,7 +108,8 @@ async def test_a_hint_change_reindexes_the_schemas_records_without_a_new_version
         assert {k: new[k] for k in unchanged} == {k: old[k] for k in unchanged}
     assert after[other] == before[other]  # another schema: not selected
     assert await _stages(db, ids) == {"embedded": {"done"}, "keyed": {"done"},
-                                      "edged": {"done"}, "labelled": {"not_needed"}}  # fmt: skip
+                                      "edged": {"done"}, "labelled": {"not_needed"},
+                                      "chunked": {"not_needed"}}  # fmt: skip
     (done,) = await _jobs_of(db, tenant)
     assert (done["total"], done["done"], done["changed"], done["embedded"]) == (3, 3, 3, 3)
     assert done["failed"] == 0 and done["lease_owner"] is None
