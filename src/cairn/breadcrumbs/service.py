@@ -9,20 +9,18 @@ process-local cache of that schema's hints forget it once the transaction commit
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from cairn.acl import repository as acl
 from cairn.acl.schemas import AclAction
-from cairn.breadcrumbs import ops, repository
-from cairn.breadcrumbs.context import BreadcrumbService
+from cairn.breadcrumbs import idempotency, ops, repository
+from cairn.breadcrumbs.derived import DerivingService, NewRecord
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate, BreadcrumbUpdate, CreatedResult
-from cairn.breadcrumbs.text import build_llm_text
 from cairn.breadcrumbs.validation import (
     canonical_json,
     check_context,
@@ -34,60 +32,77 @@ from cairn.breadcrumbs.validation import (
     checksum,
 )
 from cairn.context.definitions import check_definition
-from cairn.context.domain_store import labels_for, store_domains
+from cairn.context.domain_store import store_domains
 from cairn.context.domains import DOMAINS_SCHEMA
 from cairn.edges import repository as edges
-from cairn.embedding import entity_keywords, tag_pointers
 from cairn.errors import Conflict, Forbidden, InvalidInput, NotFound, PreconditionFailed
 from cairn.events import outbox
 from cairn.events.payloads import ChangeKind, change_event
 from cairn.principal import Role
 from cairn.transforms import defined_schemas, is_definition
 
-log = logging.getLogger(__name__)
-
 MAX_CAS_ATTEMPTS = 5
-MAX_IDEMPOTENCY_KEY_LENGTH = 255
-EMBED_TIMEOUT_S = 10.0
-# Outputs, not knowledge: assembled contexts are never searched, so never embedded.
-NOT_EMBEDDED_SCHEMAS = frozenset({"agent.context.v1"})
-TEXT_FIELDS = ("title", "description", "context", "llm_hints", "schema_name")
 HINT_FIELDS = ("llm_hints", "context", "schema_name")
 
 Change = Callable[[Row], dict[str, Any]]
 
 
-class BreadcrumbWriter(BreadcrumbService):
+@dataclass(slots=True)
+class PendingCreate(NewRecord):
+    """A create that passed every check and found no earlier request under its key."""
+
+    request_hash: str
+    idempotency_key: str | None
+
+
+class BreadcrumbWriter(DerivingService):
     async def create(self, body: BreadcrumbCreate, idempotency_key: str | None) -> CreatedResult:
+        pending = await self.prepare_create(body, idempotency_key)
+        if isinstance(pending, CreatedResult):
+            return pending
+        await self.derive_created([pending])
+        return await self.insert_created(pending)
+
+    async def prepare_create(
+        self, body: BreadcrumbCreate, idempotency_key: str | None
+    ) -> PendingCreate | CreatedResult:
+        """Every check of a create, before anything is computed or written; a replay of an
+        earlier request with the same key returns that request's answer instead."""
         values = self._validated(body.model_dump(exclude_unset=False))
         self.transforms.check_record(values)
         check_definition(values["schema_name"], values["context"])
         request_hash = checksum(canonical_json(body.model_dump(mode="json")))
         if idempotency_key is not None:
-            _check_idempotency_key(idempotency_key)
-            replay = await self._replay(idempotency_key, request_hash)
+            idempotency.check_key(idempotency_key)
+            owner = self.principal.owner_id
+            replay = await idempotency.replay(self.session, owner, idempotency_key, request_hash)
             if replay is not None:
                 return replay
-        new_id = uuid.uuid4()
-        values |= await self._derived(values, tags=values["tags"], new_id=new_id)
-        result = CreatedResult(id=new_id, version=1)
-        if idempotency_key is not None:
+        return PendingCreate(uuid.uuid4(), values, request_hash, idempotency_key)
+
+    async def insert_created(self, pending: PendingCreate) -> CreatedResult:
+        """Write a prepared create: its key, row, history and outbox event. A refusal (its
+        key taken meanwhile by a request with another body) comes before the first write."""
+        result = CreatedResult(id=pending.id, version=1)
+        key = pending.idempotency_key
+        if key is not None:
             claimed = await repository.claim_idempotency_key(
                 self.session,
                 self.principal.owner_id,
-                idempotency_key,
-                breadcrumb_id=new_id,
-                request_hash=request_hash,
+                key,
+                breadcrumb_id=pending.id,
+                request_hash=pending.request_hash,
                 response=result.model_dump(mode="json"),
             )
             if not claimed:  # a concurrent request with the same key committed first
-                replay = await self._replay(idempotency_key, request_hash)
+                owner, request_hash = self.principal.owner_id, pending.request_hash
+                replay = await idempotency.replay(self.session, owner, key, request_hash)
                 assert replay is not None
                 return replay
         actor = self.principal.actor
         row = await repository.insert_breadcrumb(
             self.session,
-            {**values, "id": new_id, "owner_id": self.principal.owner_id}
+            {**pending.values, "id": pending.id, "owner_id": self.principal.owner_id}
             | {"created_by": actor, "updated_by": actor},
         )
         await self._record(row, ChangeKind.created, change="create")
@@ -215,48 +230,6 @@ class BreadcrumbWriter(BreadcrumbService):
             out["ttl"] = out["ttl"].replace(tzinfo=UTC)
         return out
 
-    async def _derived(
-        self,
-        values: dict[str, Any],
-        *,
-        tags: list[str] | None,
-        current: Row | None = None,
-        new_id: uuid.UUID | None = None,
-    ) -> dict[str, Any]:
-        """``llm_text``, embedding and keyword pointers for the changed content."""
-        merged: Mapping[str, Any] = {**(current or {}), **values}
-        text_changed = current is None or any(field in values for field in TEXT_FIELDS)
-        if not text_changed and tags is None:
-            return {}
-        if merged.get("schema_name") in NOT_EMBEDDED_SCHEMAS:
-            return {
-                "entity_keywords": tag_pointers(merged["tags"]),
-                "llm_text": None,
-                "embedding": None,
-            } | _unlabelled(current)
-        llm_text = await self._llm_text(merged, new_id)
-        out: dict[str, Any] = {"entity_keywords": entity_keywords(merged["tags"], llm_text)}
-        if current is None or llm_text != current["llm_text"]:
-            out["llm_text"] = llm_text
-            out["embedding"] = await self._embed(llm_text)
-        labels = await labels_for(
-            self.session, self.principal.owner_id, self.embedder, {**merged, **out}
-        )
-        if labels.version is not None or (current is not None and current["domains_version"]):
-            out |= {"domains": list(labels.domains), "domains_version": labels.version}
-        return out
-
-    async def _llm_text(self, record: Mapping[str, Any], new_id: uuid.UUID | None) -> str:
-        """The text of the record as its hints render it. Without a version: the write may
-        still lose a compare-and-set, so its instance hints are not cached."""
-        identity = {"id": new_id or record["id"], "version": None}
-        as_written = {"created_at": datetime.now(UTC), **record, **identity}
-        owner = self.principal.owner_id
-        (view,) = await self.transforms.render_many(self.session, owner, [as_written])
-        return build_llm_text(
-            record["title"], record.get("description"), view.context, transformed=view.replaced
-        )
-
     def _definitions_changed(self, *rows: Row) -> None:
         """A schema definition was written: forget the hints cached for what it defines."""
         names = set().union(*(defined_schemas(row["tags"]) for row in rows if is_definition(row)))
@@ -269,15 +242,6 @@ class BreadcrumbWriter(BreadcrumbService):
         if row["schema_name"] == DOMAINS_SCHEMA:
             owner, version = self.principal.owner_id, row["checksum"]
             await store_domains(self.session, owner, version, row["context"], self.embedder)
-
-    async def _embed(self, text: str) -> list[float] | None:
-        try:
-            async with asyncio.timeout(EMBED_TIMEOUT_S):
-                (vector,) = await self.embedder.embed([text])
-            return vector
-        except Exception:  # the write goes on; the maintenance task embeds it later
-            log.warning("embedding failed; stored without one, will retry", exc_info=True)
-            return None
 
     async def _current(self, breadcrumb_id: uuid.UUID, *, lock: bool = False) -> Row:
         row = await repository.get(
@@ -308,24 +272,3 @@ class BreadcrumbWriter(BreadcrumbService):
         if reason is not None:
             event.payload["reason"] = reason
         await outbox.enqueue(self.session, event)
-
-    async def _replay(self, key: str, request_hash: str) -> CreatedResult | None:
-        found = await repository.find_idempotency_key(self.session, self.principal.owner_id, key)
-        if found is None:
-            return None
-        if found["request_hash"] != request_hash:
-            raise Conflict(f"Idempotency-Key '{key}' was used with a different request body")
-        return CreatedResult.model_validate(found["response"])
-
-
-def _unlabelled(current: Row | None) -> dict[str, Any]:
-    """Assembled contexts carry no labels (a record may become one by an update)."""
-    if current is None or not current["domains_version"]:
-        return {}
-    return {"domains": [], "domains_version": None}
-
-
-def _check_idempotency_key(key: str) -> None:
-    if not key.strip() or len(key) > MAX_IDEMPOTENCY_KEY_LENGTH:
-        raise InvalidInput(f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
-    check_text(key, "Idempotency-Key")
