@@ -1,5 +1,5 @@
 """The ``cairn`` command: up, serve, worker, migrate, bootstrap, token, mcp, embed, build-model;
-and for people at a terminal: post, get, search, tail, context, query (``cli_client``)."""
+and for people at a terminal: post, get, search, tail, context, query, import (``cli_client``)."""
 
 from __future__ import annotations
 
