@@ -29,12 +29,19 @@ Misses = Annotated[int, typer.Option(help="near misses to list")]
 
 
 @contextmanager
-def connected(url: str | None, token: str | None, timeout_s: float = 30.0) -> Iterator[Client]:
-    """A client; a refusal prints the server's error and detail and exits 1."""
+def connected(
+    url: str | None, token: str | None, timeout_s: float | None = None
+) -> Iterator[Client]:
+    """A client (``timeout_s``: longer than the client's default, for slow routes); a
+    refusal prints the server's error and detail and exits 1."""
     from cairn_client import CairnError, Client
 
     try:
-        with Client(url, token=token, timeout=timeout_s) as cairn:
+        with (
+            Client(url, token=token)
+            if timeout_s is None
+            else Client(url, token=token, timeout=timeout_s)
+        ) as cairn:
             yield cairn
     except CairnError as error:
         status = f" ({error.status})" if error.status else ""
