@@ -3,10 +3,11 @@
 Starts `cairn up` in a fresh data directory, then writes RECORDS records one by one from
 CLIENTS concurrent clients (the best the single route does, benchmarks/ingest.py), and
 RECORDS other records in sequential batches of each size in --batches. Every record is a
-distinct passage of real prose (Cairn's README and docs, the design seeds, the long
-descriptions of the installed packages), so every one needs its own embedding, and each
-carries an idempotency key, as the Python client sends them. Between the runs the outbox
-is drained, so that each starts on a quiet server. Prints and writes a JSON report.
+distinct passage of real prose, one to three sentences (Cairn's README and docs, the design
+seeds, the long descriptions of the installed packages), so every one needs its own
+embedding, and each carries an idempotency key, as the Python client sends them. Between
+the runs the outbox is drained, so that each starts on a quiet server. Prints and writes
+a JSON report, with the encoder alone on the same texts: the ceiling of any ingest here.
 
     PYTHONPATH=$PWD/src .venv/bin/python benchmarks/bulk_import.py --records 2000
 """
@@ -17,10 +18,13 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
 import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -60,21 +64,39 @@ def sentences(text: str) -> list[str]:
 
 
 def passages(count: int) -> list[dict[str, Any]]:
-    """``count`` distinct create bodies: windows of 2 to 5 consecutive sentences."""
+    """``count`` distinct create bodies: single sentences and windows of two and three,
+    shuffled (seed 7) so that every run gets the same mix of lengths."""
     seen: set[str] = set()
-    out: list[dict[str, Any]] = []
-    for width in (3, 2, 4, 5):
+    found: list[tuple[str, str]] = []
+    for width in (1, 2, 3):
         for source, text in documents():
-            found = sentences(text)
-            for start in range(0, max(0, len(found) - width + 1)):
-                passage = " ".join(found[start : start + width])
-                if passage in seen:
-                    continue
-                seen.add(passage)
-                out.append(_body(len(out), source, passage))
-                if len(out) == count:
-                    return out
-    raise SystemExit(f"only {len(out)} distinct passages; ask for fewer records")
+            prose = sentences(text)
+            for start in range(0, max(0, len(prose) - width + 1)):
+                passage = " ".join(prose[start : start + width])
+                if passage not in seen:
+                    seen.add(passage)
+                    found.append((source, passage))
+    if len(found) < count:
+        raise SystemExit(f"only {len(found)} distinct passages; ask for fewer records")
+    random.Random(7).shuffle(found)
+    return [_body(n, source, passage) for n, (source, passage) in enumerate(found[:count])]
+
+
+def encoder_alone(bodies: list[dict[str, Any]], model_dir: Path) -> dict[str, float]:
+    """Texts per second of the encoder alone on these records' texts (batches of 32,
+    nothing else running in this process): the ceiling the cores put on any ingest."""
+    from cairn.breadcrumbs.text import build_llm_text
+    from cairn.embedding import OnnxEncoder, ensure_model
+
+    texts = [build_llm_text(b["title"], None, b["context"]) for b in bodies]
+    encoder = OnnxEncoder(ensure_model(model_dir), threads=2)
+    encoder.encode(texts[:32])  # warm-up
+    started = time.perf_counter()
+    for start in range(0, len(texts), 32):
+        encoder.encode(texts[start : start + 32])
+    elapsed = time.perf_counter() - started
+    tokens = sum(len(ids) for ids in encoder.token_ids(texts)) / len(texts)
+    return {"texts_per_s": round(len(texts) / elapsed, 1), "mean_tokens": round(tokens, 1)}
 
 
 def _body(n: int, source: str, passage: str) -> dict[str, Any]:
@@ -156,6 +178,21 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+class ServerLog:
+    """Reads the server's output as it comes (a full pipe would stall it), counting the
+    warnings: an embedding that failed or timed out says so there."""
+
+    def __init__(self, server: subprocess.Popen[str]) -> None:
+        self.warnings: list[str] = []
+        threading.Thread(target=self._read, args=(server,), daemon=True).start()
+
+    def _read(self, server: subprocess.Popen[str]) -> None:
+        assert server.stdout is not None
+        for line in server.stdout:
+            if " WARNING " in line or " ERROR " in line:
+                self.warnings.append(line.strip()[:300])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=2000, help="per mode")
@@ -167,17 +204,21 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cairn-bench-") as data_dir:
         server = start_cairn_up(Path(data_dir), args.port, args.model_dir)
+        log = ServerLog(server)
         try:
             url = f"http://127.0.0.1:{args.port}"
             report = asyncio.run(compare(url, args.records, args.clients, args.batches))
         finally:
             server.send_signal(signal.SIGINT)
-            server.wait(timeout=60)
+            server.wait(timeout=120)
+    report["server_warnings"] = log.warnings
+    report["encoder_alone"] = encoder_alone(passages(args.records), args.model_dir)
     report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(table(report["rows"]) + "\n")
     print(table(report["rows"]))
+    print(f"encoder alone on the same texts: {report['encoder_alone']}")
     print(json.dumps(report, indent=2))
 
 
