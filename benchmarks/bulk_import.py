@@ -73,7 +73,7 @@ def passages(count: int) -> list[dict[str, Any]]:
             prose = sentences(text)
             for start in range(0, max(0, len(prose) - width + 1)):
                 passage = " ".join(prose[start : start + width])
-                if passage not in seen:
+                if passage not in seen and "\x00" not in passage:
                     seen.add(passage)
                     found.append((source, passage))
     if len(found) < count:
@@ -102,7 +102,7 @@ def encoder_alone(bodies: list[dict[str, Any]], model_dir: Path) -> dict[str, fl
 def _body(n: int, source: str, passage: str) -> dict[str, Any]:
     return {
         "schema_name": "knowledge.v1",
-        "title": " ".join(passage.split()[:8]),
+        "title": " ".join(passage.split()[:8])[:120],
         "tags": ["bench", f"source:{source}", f"session:s{n % 50}"],
         "context": {"text": passage, "source": source, "n": n},
     }
@@ -202,6 +202,7 @@ def main() -> None:
     parser.add_argument("--model-dir", type=Path, default=MODEL_DIR)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/bulk_import.json")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="cairn-bench-") as data_dir:
         server = start_cairn_up(Path(data_dir), args.port, args.model_dir)
         log = ServerLog(server)
@@ -213,7 +214,11 @@ def main() -> None:
             server.wait(timeout=120)
     report["server_warnings"] = log.warnings
     report["encoder_alone"] = encoder_alone(passages(args.records), args.model_dir)
-    report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+    report["machine"] = {
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "load_1min_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(table(report["rows"]) + "\n")

@@ -1,5 +1,5 @@
 """POST /breadcrumbs/batch against the real database and NATS: per-record results, replays
-of whole batches and of single records, the limits, one embedding call, events."""
+of whole batches and of single records, the limits, embeddings a forward pass a call, events."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ async def test_a_batch_may_exceed_the_single_request_body_limit(
     assert too_big.status_code == 413
 
 
-async def test_the_embeddings_of_a_batch_are_computed_in_one_call(
+async def test_the_embeddings_of_a_batch_are_computed_a_forward_pass_a_call(
     client: httpx.AsyncClient, app: FastAPI, marker: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     embedder = app.state.resources.embedder
@@ -162,9 +162,9 @@ async def test_the_embeddings_of_a_batch_are_computed_in_one_call(
         return await embed(texts)
 
     monkeypatch.setattr(embedder, "embed", counted)
-    response = await post_batch(client, notes(marker, 25))
-    assert response.json()["created"] == 25
-    assert calls == [25]
+    response = await post_batch(client, notes(marker, 70))
+    assert response.json()["created"] == 70
+    assert calls == [32, 32, 6]
     assert all(row["embedded"] for row in await stored(app, marker))
 
 
@@ -197,3 +197,24 @@ async def test_the_worker_builds_edges_between_records_of_one_batch(
         return found == {(ids[0], ids[1]), (ids[1], ids[2])}
 
     await eventually(temporal_chain, timeout=20)
+
+
+async def test_a_failing_embedder_leaves_the_rest_of_the_batch_unembedded_but_written(
+    client: httpx.AsyncClient, app: FastAPI, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = app.state.resources.embedder
+    calls: list[int] = []
+    embed = embedder.embed
+
+    async def failing_after_one(texts: Sequence[str]) -> list[list[float]]:
+        calls.append(len(texts))
+        if len(calls) > 1:
+            raise RuntimeError("the encoder fell over")
+        return await embed(texts)
+
+    monkeypatch.setattr(embedder, "embed", failing_after_one)
+    response = await post_batch(client, notes(marker, 40))
+    assert response.json()["created"] == 40
+    assert calls == [32, 8]
+    rows = await stored(app, marker)
+    assert [row["embedded"] for row in rows] == [True] * 32 + [False] * 8

@@ -1,9 +1,9 @@
 """Many creates in one request and one transaction, each answered on its own.
 
 Each record goes through the single create's steps (``BreadcrumbWriter.prepare_create``,
-``derive_created``, ``insert_created``); only the derivation runs once for the whole batch,
-so a thousand records cost one render pass and one embedding call. A record that a single
-create would refuse gets that refusal as its result and is not written; the others are
+``derive_created``, ``insert_created``); only the derivation runs once for the whole batch:
+one render pass, and embedding calls of a forward pass (32 texts) each. A record that a
+single create would refuse gets that refusal as its result and is not written; the others are
 (with ``atomic``, one refusal writes nothing). Refusals all come before a record's first
 write, so a refused record leaves nothing behind in the shared transaction.
 

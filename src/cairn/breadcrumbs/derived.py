@@ -1,9 +1,9 @@
 """The columns a write derives from a record's content: ``llm_text`` as its ``llm_hints``
 render it, the embedding of that text, keyword pointers and domain labels.
 
-New records are derived together (one render pass, one embedding call, one look-up of the
-tenant's domains), so that a batch of creates costs about one create; updates derive only
-what their change touches.
+New records are derived together (one render pass, embedding calls of a forward pass each,
+one look-up of the tenant's domains), so that a batch of creates costs little more than its
+embeddings; updates derive only what their change touches.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from cairn.embedding import entity_keywords, tag_pointers
 log = logging.getLogger(__name__)
 
 EMBED_TIMEOUT_S = 10.0
-EMBED_TIMEOUT_PER_TEXT_S = 0.05  # a batch's texts share one call: its deadline grows with it
+EMBED_SLICE = 32  # texts per embedding call: one forward pass at the default embedding.max_batch
 # Outputs, not knowledge: assembled contexts are never searched, so never embedded.
 NOT_EMBEDDED_SCHEMAS = frozenset({"agent.context.v1"})
 TEXT_FIELDS = ("title", "description", "context", "llm_hints", "schema_name")
@@ -96,15 +96,24 @@ class DerivingService(BreadcrumbService):
         ]
 
     async def _embed_many(self, texts: Sequence[str]) -> list[list[float] | None]:
-        """One vector per text, or None for all when the embedder fails or times out."""
-        if not texts:
-            return []
-        try:
-            async with asyncio.timeout(EMBED_TIMEOUT_S + EMBED_TIMEOUT_PER_TEXT_S * len(texts)):
-                return list(await self.embedder.embed(texts))
-        except Exception:  # the write goes on; the maintenance task embeds it later
-            log.warning("embedding failed; stored without one, will retry", exc_info=True)
-            return [None] * len(texts)
+        """One vector per text; None from the first failure or timeout on (the write goes on,
+        the maintenance task embeds them later).
+
+        Many texts go in slices of one forward pass each: the encoder runs no faster for a
+        longer call, a single create arriving meanwhile waits behind one slice rather than
+        a whole batch, and every slice has a single create's deadline."""
+        vectors: list[list[float] | None] = []
+        for start in range(0, len(texts), EMBED_SLICE):
+            try:
+                async with asyncio.timeout(EMBED_TIMEOUT_S):
+                    vectors += await self.embedder.embed(texts[start : start + EMBED_SLICE])
+            except Exception:
+                missing = len(texts) - start
+                log.warning(
+                    "embedding failed; %d stored without one, will retry", missing, exc_info=True
+                )
+                return vectors + [None] * missing
+        return vectors
 
 
 def _not_embedded(record: Mapping[str, Any]) -> dict[str, Any]:
