@@ -209,22 +209,31 @@ def main() -> None:
         try:
             url = f"http://127.0.0.1:{args.port}"
             report = asyncio.run(compare(url, args.records, args.clients, args.batches))
+            report["server_warnings"] = log.warnings
+            report["machine"] = {
+                "cpus": os.cpu_count(),
+                "python": sys.version.split()[0],
+                "load_1min_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+            }
         finally:
-            server.send_signal(signal.SIGINT)
-            server.wait(timeout=120)
-    report["server_warnings"] = log.warnings
+            _stop(server)
     report["encoder_alone"] = encoder_alone(passages(args.records), args.model_dir)
-    report["machine"] = {
-        "cpus": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "load_1min_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(table(report["rows"]) + "\n")
     print(table(report["rows"]))
     print(f"encoder alone on the same texts: {report['encoder_alone']}")
     print(json.dumps(report, indent=2))
+
+
+def _stop(server: subprocess.Popen[str]) -> None:
+    """Ctrl-C, and a kill if the worker's backlog holds it past two minutes."""
+    server.send_signal(signal.SIGINT)
+    try:
+        server.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=30)
 
 
 if __name__ == "__main__":
