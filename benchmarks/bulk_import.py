@@ -9,7 +9,7 @@ embedding, and each carries an idempotency key, as the Python client sends them.
 the runs the outbox is drained, so that each starts on a quiet server. Prints and writes
 a JSON report, with the encoder alone on the same texts: the ceiling of any ingest here.
 
-    PYTHONPATH=$PWD/src .venv/bin/python benchmarks/bulk_import.py --records 2000
+    PYTHONPATH=$PWD/src .venv/bin/python benchmarks/bulk_import.py --records 1000
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ class ServerLog:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=2000, help="per mode")
+    parser.add_argument("--records", type=int, default=1000, help="per mode")
     parser.add_argument("--clients", type=int, default=20, help="of the one-by-one run")
     parser.add_argument("--batches", type=int, nargs="+", default=[100, 500, 1000])
     parser.add_argument("--port", type=int, default=8392)
