@@ -35,6 +35,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.ingest import encoder_speed
 from tests.processes import start_cairn_up
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,21 +83,13 @@ def passages(count: int) -> list[dict[str, Any]]:
     return [_body(n, source, passage) for n, (source, passage) in enumerate(found[:count])]
 
 
-def encoder_alone(bodies: list[dict[str, Any]], model_dir: Path) -> dict[str, float]:
-    """Texts per second of the encoder alone on these records' texts (batches of 32,
-    nothing else running in this process): the ceiling the cores put on any ingest."""
+def encoder_alone(bodies: list[dict[str, Any]], model_dir: Path) -> dict[str, object]:
+    """The encoder alone on these records' texts (nothing else running in this process):
+    the ceiling the cores put on any ingest."""
     from cairn.breadcrumbs.text import build_llm_text
-    from cairn.embedding import OnnxEncoder, ensure_model
 
     texts = [build_llm_text(b["title"], None, b["context"]) for b in bodies]
-    encoder = OnnxEncoder(ensure_model(model_dir), threads=2)
-    encoder.encode(texts[:32])  # warm-up
-    started = time.perf_counter()
-    for start in range(0, len(texts), 32):
-        encoder.encode(texts[start : start + 32])
-    elapsed = time.perf_counter() - started
-    tokens = sum(len(ids) for ids in encoder.token_ids(texts)) / len(texts)
-    return {"texts_per_s": round(len(texts) / elapsed, 1), "mean_tokens": round(tokens, 1)}
+    return encoder_speed(texts, model_dir)
 
 
 def _body(n: int, source: str, passage: str) -> dict[str, Any]:
