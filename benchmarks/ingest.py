@@ -85,13 +85,20 @@ def encoder_ceiling(requests: int, model_dir: Path) -> dict[str, object]:
     """Texts per second of the encoder alone, on the texts the posts carry: what ingest
     would reach if embedding were the only work on the machine."""
     from cairn.breadcrumbs.text import build_llm_text
-    from cairn.embedding import OnnxEncoder, ensure_model
 
     texts = []
     for item in bodies_of(requests):
         context = item["context"]
         assert isinstance(context, dict)
         texts.append(build_llm_text(str(item["title"]), None, context))
+    return encoder_speed(texts, model_dir)
+
+
+def encoder_speed(texts: list[str], model_dir: Path) -> dict[str, object]:
+    """Texts per second of the encoder alone on ``texts`` (batches of 32), and their mean
+    length in word-pieces."""
+    from cairn.embedding import OnnxEncoder, ensure_model
+
     encoder = OnnxEncoder(ensure_model(model_dir), threads=2)
     encoder.encode(texts[:32])  # warm-up
     started = time.perf_counter()

@@ -1,6 +1,6 @@
 """The ``cairn`` command: up, serve, worker, migrate, reindex, bootstrap, token, mcp, embed,
-build-model;
-and for people at a terminal: post, get, search, tail, context, query (``cli_client``)."""
+build-model; and for people at a terminal: post, get, search, tail, context, query, coverage,
+assemblies, import (``cli_client``)."""
 
 from __future__ import annotations
 

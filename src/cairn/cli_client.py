@@ -1,6 +1,7 @@
 """The ``cairn`` commands for people at a terminal — post, get, search, tail, context,
-query, coverage, assemblies — talking to a running server through the Python client
-(``cairn_client``, imported when a command runs, so the server's commands do not need it)."""
+query, coverage, assemblies, import (``cli_import``) — talking to a running server through
+the Python client (``cairn_client``, imported when a command runs, so the server's commands
+do not need it)."""
 
 from __future__ import annotations
 
@@ -30,12 +31,19 @@ Misses = Annotated[int, typer.Option(help="near misses to list")]
 
 
 @contextmanager
-def connected(url: str | None, token: str | None) -> Iterator[Client]:
-    """A client; a refusal prints the server's error and detail and exits 1."""
+def connected(
+    url: str | None, token: str | None, timeout_s: float | None = None
+) -> Iterator[Client]:
+    """A client (``timeout_s``: longer than the client's default, for slow routes); a
+    refusal prints the server's error and detail and exits 1."""
     from cairn_client import CairnError, Client
 
     try:
-        with Client(url, token=token) as cairn:
+        with (
+            Client(url, token=token)
+            if timeout_s is None
+            else Client(url, token=token, timeout=timeout_s)
+        ) as cairn:
             yield cairn
     except CairnError as error:
         status = f" ({error.status})" if error.status else ""
@@ -239,5 +247,8 @@ def _explained(formatted: str, explain: dict[str, Any], misses: int) -> None:
 
 
 def register(app: typer.Typer) -> None:
+    from cairn.cli_import import import_records
+
     for command in (post, get, search, tail, context, query, coverage, assemblies):
         app.command(command.__name__)(command)
+    app.command("import")(import_records)

@@ -28,6 +28,10 @@ class Limits(BaseModel):
     max_title_length: int = 512
     max_description_length: int = 16 * 1024
     max_body_bytes: int = 1024 * 1024
+    # POST /breadcrumbs/batch: records per request, and its own body cap (a thousand
+    # ordinary records do not fit in max_body_bytes; each record still meets the limits above).
+    max_batch_records: int = Field(default=1000, ge=1)
+    max_batch_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     # GET /breadcrumbs without / with ``limit``; RCRT clients, which never follow
     # X-Next-Cursor, may need more (docs/api.md, "RCRT compatibility"). Bounded: one page is
     # built in memory.

@@ -82,6 +82,25 @@ async def test_tenant_b_lists_and_searches_none_of_tenant_a(
     assert record_of_a["id"] not in str(rendered.json().get("items", rendered.json()))
 
 
+async def test_batches_write_into_the_callers_tenant_and_keys_are_per_tenant(
+    jwt_client: httpx.AsyncClient, mint: Mint, marker: str
+) -> None:
+    """The same batch, idempotency keys and all, from A and from B: two sets of records,
+    each visible only to its own tenant (a key of A's is no replay for B)."""
+    records = [{**breadcrumb(tags=[marker]), "idempotency_key": f"{marker}-{n}"} for n in (1, 2)]
+    ids = {}
+    for name in ("a", "b"):
+        token = bearer(mint(owner_id=uuid.uuid4(), roles=["emitter"]))
+        answer = await jwt_client.post(
+            "/breadcrumbs/batch", json={"records": records}, headers=token
+        )
+        assert answer.status_code == 200 and answer.json()["created"] == 2, answer.text
+        ids[name] = {r["id"] for r in answer.json()["results"]}
+        listed = await jwt_client.get("/breadcrumbs", params={"tag": marker}, headers=token)
+        assert {item["id"] for item in listed.json()} == ids[name]
+    assert not ids["a"] & ids["b"]
+
+
 async def test_tenant_b_cannot_assemble_with_tenant_a_trigger(
     jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str]
 ) -> None:

@@ -40,6 +40,7 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("GET", "/breadcrumbs"): S,
     ("GET", "/breadcrumbs/search"): S,
     ("POST", "/breadcrumbs/render"): S,
+    ("POST", "/breadcrumbs/batch"): E,
     ("GET", "/breadcrumbs/{breadcrumb_id}"): S,
     ("GET", "/breadcrumbs/{breadcrumb_id}/full"): S,
     ("GET", "/breadcrumbs/{breadcrumb_id}/history"): S,

@@ -25,6 +25,19 @@ def test_a_create_is_retried_after_503_with_the_same_idempotency_key() -> None:
     assert first.headers["idempotency-key"] == second.headers["idempotency-key"]
 
 
+def test_a_batch_is_retried_with_a_key_on_every_record() -> None:
+    answer = httpx.Response(200, json={"results": [], "created": 0, "replayed": 0, "failed": 0})
+    script = Script(error(503, "unavailable", "database down", **{"Retry-After": "0"}), answer)
+    records = [{"title": "a", "context": {}}, {"title": "b", "context": {}, "idempotency_key": "k"}]
+    with Client("http://x", transport=script.sync(), retry=FAST) as cairn:
+        cairn.create_breadcrumbs(records, atomic=True)
+    first, second = script.bodies()
+    assert first == second and script.requests[0].url.params["atomic"] == "true"
+    keys = [record["idempotency_key"] for record in first["records"]]
+    assert keys[1] == "k" and keys[0] and keys[0] != "k"
+    assert "idempotency_key" not in records[0]  # the caller's records are left alone
+
+
 def test_reads_are_retried_on_429_up_to_the_bound_then_raise() -> None:
     script = Script(error(429, "too_many_requests", "slow down", **{"Retry-After": "0"}))
     with (

@@ -17,7 +17,7 @@ from cairn_client.errors import (
     Unreachable,
     VersionMismatch,
 )
-from cairn_client.models import BreadcrumbUpdate, Event, Selector
+from cairn_client.models import BatchRecord, BatchResult, BreadcrumbUpdate, Event, Selector
 from cairn_client.sse import AsyncEventStream, EventStream
 
 __all__ = [
@@ -26,6 +26,8 @@ __all__ = [
     "ROUTES",
     "AsyncClient",
     "AsyncEventStream",
+    "BatchRecord",
+    "BatchResult",
     "BreadcrumbUpdate",
     "CairnError",
     "Client",

@@ -70,6 +70,18 @@ def create_headers(idempotency_key: str | None) -> dict[str, str | None]:
     return {"Idempotency-Key": idempotency_key or str(uuid.uuid4())}
 
 
+def keyed_record(record: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
+    """A record of a batch as sent, with an ``idempotency_key`` (a fresh uuid4 unless
+    given): as for single creates, a repeated batch then never makes a second record."""
+    if isinstance(record, BaseModel):
+        sent = record.model_dump(mode="json", exclude_unset=True)
+    else:
+        sent = dict(record)
+    if sent.get("idempotency_key") is None:
+        sent["idempotency_key"] = str(uuid.uuid4())
+    return sent
+
+
 def query_params(values: Mapping[str, object]) -> dict[str, str]:
     """Query parameters as the server reads them: booleans as ``true``/``false``, lists
     comma-separated, ``None`` left out."""

@@ -8,9 +8,11 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from cairn_client._core import Call, call, create_headers, query_params, route
+from cairn_client._core import Call, call, create_headers, keyed_record, query_params, route
 from cairn_client.models import (
     AssembledContext,
+    BatchRecord,
+    BatchResult,
     Breadcrumb,
     BreadcrumbCreate,
     BreadcrumbFull,
@@ -69,6 +71,16 @@ class RecordRoutes:
         return call(
             "create_breadcrumb", Created, body=body, headers=create_headers(idempotency_key)
         )
+
+    @route
+    def create_breadcrumbs(
+        self, records: Sequence[BatchRecord | Mapping[str, Any]], *, atomic: bool = False
+    ) -> Call[BatchResult]:
+        """Create many records in one request and one transaction (the server takes up to
+        1000 by default): one result per record, in order. Refused records are not written,
+        the others are; ``atomic`` writes nothing when one is refused (``InvalidInput``)."""
+        body = {"records": [keyed_record(record) for record in records]}
+        return call("create_breadcrumbs", BatchResult, body=body, params={"atomic": atomic or None})
 
     @route
     def get_breadcrumb(self, breadcrumb_id: Id, *, explain: bool = False) -> Call[Breadcrumb]:

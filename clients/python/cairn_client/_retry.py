@@ -1,7 +1,8 @@
 """When to try a call again: 429 and 503 only, after the server's ``Retry-After`` (else a
 capped exponential backoff with jitter), a bounded number of times, and only for calls
-that are safe to repeat — idempotent methods, or creates carrying an ``Idempotency-Key``,
-whose repeat the server answers with the first result instead of a second record.
+that are safe to repeat — idempotent methods, or creates carrying an ``Idempotency-Key``
+(a batch: one per record), whose repeat the server answers with the first result instead
+of a second record.
 
 No I/O here: both clients ask ``delay`` and sleep in their own way.
 """
@@ -45,8 +46,16 @@ class RetryPolicy:
 NO_RETRY = RetryPolicy(attempts=1)
 
 
+# Every record of a batch the client sends carries an idempotency key (``keyed_record``).
+KEYED_BATCH_PATHS = frozenset({"/breadcrumbs/batch"})
+
+
 def repeatable(request: httpx.Request) -> bool:
-    return request.method in IDEMPOTENT_METHODS or "idempotency-key" in request.headers
+    return (
+        request.method in IDEMPOTENT_METHODS
+        or "idempotency-key" in request.headers
+        or request.url.path in KEYED_BATCH_PATHS
+    )
 
 
 def retry_after_s(value: Any, now: datetime | None = None) -> float | None:

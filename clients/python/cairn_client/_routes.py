@@ -22,6 +22,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "delete_agent": ("DELETE", "/agents/{agent_id}"),
     # records
     "create_breadcrumb": ("POST", "/breadcrumbs"),
+    "create_breadcrumbs": ("POST", "/breadcrumbs/batch"),
     "list_breadcrumbs": ("GET", "/breadcrumbs"),
     "search": ("GET", "/breadcrumbs/search"),
     "render": ("POST", "/breadcrumbs/render"),

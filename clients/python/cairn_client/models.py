@@ -120,6 +120,31 @@ class BreadcrumbCreate(Request):
     ttl: datetime | None = None
 
 
+class BatchRecord(BreadcrumbCreate):
+    """A record of ``create_breadcrumbs``; without an ``idempotency_key`` the client makes
+    one, so that a retried batch never writes a record twice."""
+
+    idempotency_key: str | None = None
+
+
+class BatchItemResult(Answer):
+    """201 created, 200 replayed (a request with its key came first), else the error."""
+
+    index: int
+    status: int
+    id: UUID | None = None
+    version: int | None = None
+    error: str | None = None
+    detail: str | None = None
+
+
+class BatchResult(Answer):
+    results: list[BatchItemResult]
+    created: int
+    replayed: int
+    failed: int
+
+
 class BreadcrumbUpdate(Request):
     """Only the fields set are sent (an explicit ``None`` clears a field)."""
 

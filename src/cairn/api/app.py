@@ -110,7 +110,9 @@ def create_app(
     for router in ROUTERS:
         app.include_router(router)
     app.router.routes.append(mcp.route())  # MCP over streamable HTTP, behind the same auth
-    app.add_middleware(BodySizeLimit, max_bytes=settings.limits.max_body_bytes)
+    limits = settings.limits
+    batch = {"/breadcrumbs/batch": limits.max_batch_body_bytes}
+    app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes, larger=batch)
     app.add_middleware(RequestMetrics)
     return app
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 
 from prometheus_client import Counter, Histogram
 from starlette.exceptions import HTTPException
@@ -23,23 +24,28 @@ LATENCY = Histogram(
 
 class BodySizeLimit:
     """Refuse bodies over ``max_bytes`` with 413: by ``Content-Length`` before the application
-    reads anything, and by counting for bodies sent without one (chunked)."""
+    reads anything, and by counting for bodies sent without one (chunked). ``larger`` gives
+    the paths that take more (the batch route) their own cap."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, larger: Mapping[str, int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        most = self.larger.get(scope["path"], self.max_bytes)
         length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
-            await _send_json(send, 413, "payload_too_large", f"body over {self.max_bytes} bytes")
+        if length is not None and (not length.isdigit() or int(length) > most):
+            await _send_json(send, 413, "payload_too_large", f"body over {most} bytes")
             return
-        await self.app(scope, self._counting(receive) if length is None else receive, send)
+        await self.app(scope, self._counting(receive, most) if length is None else receive, send)
 
-    def _counting(self, receive: Receive) -> Receive:
+    def _counting(self, receive: Receive, most: int) -> Receive:
         received = 0
 
         async def counted() -> Message:
@@ -47,9 +53,9 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > most:
                     # FastAPI re-raises HTTPExceptions from reading the body: a 413 response.
-                    raise HTTPException(413, f"body over {self.max_bytes} bytes")
+                    raise HTTPException(413, f"body over {most} bytes")
             return message
 
         return counted

@@ -9,10 +9,13 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Response, status
 
 from cairn.api.deps import ReaderDep, ResourcesDep, WriterDep, require_role
+from cairn.breadcrumbs.batch import create_batch
 from cairn.breadcrumbs.hybrid import hybrid_search
 from cairn.breadcrumbs.queries import tag_list
 from cairn.breadcrumbs.repository import ListFilter, Row
 from cairn.breadcrumbs.schemas import (
+    BatchCreate,
+    BatchResult,
     BreadcrumbContextView,
     BreadcrumbCreate,
     BreadcrumbFull,
@@ -127,6 +130,19 @@ async def search_breadcrumbs(
 async def render_breadcrumbs(body: RenderRequest, reader: ReaderDep) -> RenderResult:
     """The LLM views of many records at once (at most 100 ids by default)."""
     return await reader.render(body.ids, explain=body.explain)
+
+
+@router.post("/batch", dependencies=[EMITTER])
+async def create_breadcrumbs(
+    body: BatchCreate,
+    writer: WriterDep,
+    atomic: Annotated[
+        bool, Query(description="true: one refused record and nothing is written (422)")
+    ] = False,
+) -> BatchResult:
+    """Many creates in one transaction, one result per record in the request's order;
+    refused records are not written, the others are (docs/api.md, "Bulk import")."""
+    return await create_batch(writer, body.records, atomic=atomic)
 
 
 @router.get("/{breadcrumb_id}", dependencies=[SUBSCRIBER])

@@ -60,7 +60,7 @@ class GeneratedWriter(BreadcrumbWriter):
             if row is not None:
                 written = {**row, "context": body.context}
                 await self._record_stored(written, created=stored is None)
-                await self._processed(written, derived)
+                await self._processed(written, derived.outcomes)
                 return written
         raise Conflict("the record kept changing concurrently; retry the request")
 

@@ -81,6 +81,33 @@ class ChangedResult(BaseModel):
     version: int
 
 
+class BatchCreate(BaseModel):
+    records: list[dict[str, Any]] = Field(
+        min_length=1,
+        description="create bodies (as POST /breadcrumbs), each with an optional "
+        "idempotency_key; at most limits.max_batch_records",
+    )
+
+
+class BatchItemResult(BaseModel):
+    """One record's answer: 201 created, 200 replayed (an earlier request with its key), or
+    the error a single create would have answered."""
+
+    index: int = Field(description="the record's position in the request, from 0")
+    status: int
+    id: UUID | None = Field(default=None, exclude_if=lambda value: value is None)
+    version: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    error: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    detail: str | None = Field(default=None, exclude_if=lambda value: value is None)
+
+
+class BatchResult(BaseModel):
+    results: list[BatchItemResult] = Field(description="one per record, in the request's order")
+    created: int
+    replayed: int
+    failed: int
+
+
 class BreadcrumbListItem(BaseModel):
     id: UUID
     title: str

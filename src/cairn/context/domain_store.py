@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,12 +161,28 @@ async def labels_for(
 ) -> Labels:
     """What a record being written is stored with: its labels under the tenant's current
     definition, and that definition's version."""
-    if record.get("schema_name") in UNLABELLED_SCHEMAS:
-        return NO_LABELS
+    (labels,) = await labels_for_many(session, owner_id, embedder, [record])
+    return labels
+
+
+async def labels_for_many(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    embedder: Embedder,
+    records: Sequence[Mapping[str, Any]],
+) -> list[Labels]:
+    """``labels_for`` each of many records written together: the domains are read once."""
+    if all(record.get("schema_name") in UNLABELLED_SCHEMAS for record in records):
+        return [NO_LABELS] * len(records)
     domains = await load_domains(session, owner_id, embedder)
     if domains is None:
-        return NO_LABELS
-    return Labels(label(domains, record), domains.version)
+        return [NO_LABELS] * len(records)
+    return [
+        NO_LABELS
+        if record.get("schema_name") in UNLABELLED_SCHEMAS
+        else Labels(label(domains, record), domains.version)
+        for record in records
+    ]
 
 
 def label(domains: DomainSet, record: Mapping[str, Any]) -> tuple[str, ...]:
