@@ -59,7 +59,8 @@ async def test_cairn_coverage_prints_the_stages_and_the_json(
     for word in ("embedded", "keyed", "chunked", "edged", "labelled", "done by schema"):
         assert word in shown.stdout
     as_json: dict[str, Any] = json.loads((await run(live_url, "coverage", "--json")).stdout)
-    assert f"session:{marker}" in as_json["by_session"]
+    # The shared tenant of the test session has many sessions: only the 50 largest show.
+    assert body["schema_name"] in as_json["by_schema"] and len(as_json["by_session"]) <= 50
     assert as_json["records"] >= 1 and set(as_json["stages"]) == {
         "embedded", "keyed", "chunked", "edged", "labelled",
     }  # fmt: skip
