@@ -36,8 +36,8 @@ from dataset import load_conversation  # noqa: E402
 from inprocess import leave, run, served  # noqa: E402
 from tests.fixtures_path import FIXTURES  # noqa: E402
 
-from cairn.breadcrumbs import repository  # noqa: E402
-from cairn.breadcrumbs.repository import _LIST_COLUMNS, ListFilter, _filters  # noqa: E402
+from cairn.breadcrumbs import vector_search  # noqa: E402
+from cairn.breadcrumbs.repository import LIST_COLUMNS, ListFilter, filter_clauses  # noqa: E402
 from cairn.db.engine import tenant_session  # noqa: E402
 from cairn.db.models import breadcrumbs  # noqa: E402
 
@@ -49,8 +49,8 @@ async def before_chunks(
 ) -> Any:
     """``search_vector`` as it was before chunks (the record's own vector alone)."""
     distance = breadcrumbs.c.embedding.cosine_distance(list(vector))
-    clauses = [*_filters(owner, flt), breadcrumbs.c.embedding.is_not(None)]
-    columns = [*breadcrumbs.c[_LIST_COLUMNS], (1 - distance).label("score")]
+    clauses = [*filter_clauses(owner, flt), breadcrumbs.c.embedding.is_not(None)]
+    columns = [*breadcrumbs.c[LIST_COLUMNS], (1 - distance).label("score")]
     if flt != ListFilter():
         candidates = select(*columns, distance.label("distance")).where(*clauses).cte()
         candidates = candidates.prefix_with("MATERIALIZED")
@@ -64,7 +64,7 @@ async def before_chunks(
 async def with_chunks(
     session: AsyncSession, owner: uuid.UUID, vector: Sequence[float], flt: ListFilter
 ) -> Any:
-    return await repository.search_vector(session, owner, vector, flt, nn=10)
+    return await vector_search.search_vector(session, owner, vector, flt, nn=10)
 
 
 async def _store(http: httpx.AsyncClient, records: int) -> list[str]:

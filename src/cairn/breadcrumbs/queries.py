@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from cairn.acl.schemas import AclAction
-from cairn.breadcrumbs import repository
+from cairn.breadcrumbs import repository, vector_search
 from cairn.breadcrumbs.context import BreadcrumbService
 from cairn.breadcrumbs.repository import Cursor, ListFilter, Row
 from cairn.breadcrumbs.schemas import (
@@ -110,7 +110,7 @@ class BreadcrumbReader(BreadcrumbService):
         if not 1 <= nn <= self.limits.max_search_nn:
             raise InvalidInput(f"nn must be between 1 and {self.limits.max_search_nn}")
         vector = parse_qvec(qvec) if qvec is not None else await self._embed_query(q)
-        rows = await repository.search_vector(
+        rows = await vector_search.search_vector(
             self.session, self.principal.owner_id, vector, flt, nn=nn
         )
         hits = []

@@ -13,14 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
-    CTE,
     ColumnElement,
-    Select,
     Text,
     and_,
-    bindparam,
     cast,
     delete,
     func,
@@ -28,8 +24,6 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    text,
-    union,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -37,9 +31,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.acl import repository as acl
-from cairn.breadcrumbs import chunk_store
 from cairn.db.models import (
-    EMBEDDING_DIM,
     breadcrumb_history,
     breadcrumbs,
     idempotency_keys,
@@ -68,16 +60,16 @@ class Cursor:
 
 
 # Every column but the generated lexemes, which only the database's searches read.
-_RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
+RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
 # What a write returns when the writer holds the context it wrote.
-_WRITTEN_COLUMNS = [column for column in _RECORD_COLUMNS if column.name != "context"]
+_WRITTEN_COLUMNS = [column for column in RECORD_COLUMNS if column.name != "context"]
 
 
 def _live() -> ColumnElement[bool]:
     return or_(breadcrumbs.c.ttl.is_(None), breadcrumbs.c.ttl > func.now())
 
 
-def _filters(owner_id: uuid.UUID, flt: ListFilter) -> list[ColumnElement[bool]]:
+def filter_clauses(owner_id: uuid.UUID, flt: ListFilter) -> list[ColumnElement[bool]]:
     clauses = [breadcrumbs.c.owner_id == owner_id, _live()]
     if flt.schema_name is not None:
         clauses.append(breadcrumbs.c.schema_name == flt.schema_name)
@@ -118,7 +110,7 @@ async def get(
     *,
     for_update: bool = False,
 ) -> Row | None:
-    query = select(*_RECORD_COLUMNS).where(
+    query = select(*RECORD_COLUMNS).where(
         breadcrumbs.c.id == breadcrumb_id, breadcrumbs.c.owner_id == owner_id, _live()
     )
     if for_update:
@@ -149,7 +141,7 @@ async def get_granted(
 ) -> Row | None:
     """Another tenant's record, when an ACL entry grants the caller one of ``actions`` on it
     (row-level security shows such records to the grantee, and nothing else)."""
-    query = select(*_RECORD_COLUMNS).where(
+    query = select(*RECORD_COLUMNS).where(
         breadcrumbs.c.id == breadcrumb_id,
         breadcrumbs.c.id.in_(acl.granted_ids(principal, actions)),
         _live(),
@@ -160,7 +152,7 @@ async def get_granted(
 async def get_many(
     session: AsyncSession, owner_id: uuid.UUID, breadcrumb_ids: Sequence[uuid.UUID]
 ) -> Sequence[Row]:
-    query = select(*_RECORD_COLUMNS).where(
+    query = select(*RECORD_COLUMNS).where(
         breadcrumbs.c.id.in_(list(breadcrumb_ids)), breadcrumbs.c.owner_id == owner_id, _live()
     )
     return (await session.execute(query)).mappings().all()
@@ -237,7 +229,7 @@ async def list_breadcrumbs(
     offset: int = 0,
     after: Cursor | None = None,
 ) -> Sequence[Row]:
-    clauses = _filters(owner_id, flt)
+    clauses = filter_clauses(owner_id, flt)
     if after is not None:
         clauses.append(
             or_(
@@ -246,7 +238,7 @@ async def list_breadcrumbs(
             )
         )
     query = (
-        select(*breadcrumbs.c[_LIST_COLUMNS])
+        select(*breadcrumbs.c[LIST_COLUMNS])
         .where(*clauses)
         .order_by(breadcrumbs.c.updated_at.desc(), breadcrumbs.c.id.desc())
         .limit(limit)
@@ -255,86 +247,10 @@ async def list_breadcrumbs(
     return (await session.execute(query)).mappings().all()
 
 
-_LIST_COLUMNS = (
+LIST_COLUMNS = (
     "id", "title", "tags", "schema_name", "version", "updated_at", "created_at",
     "description", "semantic_version", "context", "llm_hints", "domains",
 )  # fmt: skip
-
-
-async def search_vector(
-    session: AsyncSession,
-    owner_id: uuid.UUID,
-    query_vector: Sequence[float],
-    flt: ListFilter,
-    *,
-    nn: int,
-) -> Sequence[Row]:
-    """Nearest records with a ``score`` column: the cosine similarity of the record's own
-    vector or of its best chunk (long records, see ``breadcrumbs.chunks``), whichever is
-    higher.
-
-    Unfiltered queries nominate candidates with the HNSW indexes of both tables. pgvector
-    filters *after* the HNSW scan, which silently returns fewer rows than asked when a
-    filter is selective, so filtered queries rank the filtered subset exactly instead.
-    """
-    # One parameter however often the query names it: a vector is ~8 KB of text to send
-    # and parse.
-    vector = bindparam("query_vector", list(query_vector), type_=Vector(EMBEDDING_DIM))
-    distance = breadcrumbs.c.embedding.cosine_distance(vector)
-    clauses = [*_filters(owner_id, flt), breadcrumbs.c.embedding.is_not(None)]
-    own = select(breadcrumbs.c.id, (1 - distance).label("own")).where(*clauses)
-    if flt == ListFilter() and not await chunk_store.has_chunks(session, owner_id):
-        # No long records: the HNSW scan of the records alone (an index probe decides).
-        await session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, 2 * nn):d}"))
-        columns = [*breadcrumbs.c[_LIST_COLUMNS], (1 - distance).label("score")]
-        plain: Sequence[Row] = (
-            (await session.execute(select(*columns).where(*clauses).order_by(distance).limit(nn)))
-            .mappings()
-            .all()
-        )
-        return plain
-    if flt != ListFilter():
-        candidates = own.cte("candidates").prefix_with("MATERIALIZED")
-    else:
-        ef_search = max(40, 2 * nn)
-        await session.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search:d}"))
-        by_chunk = chunk_store.nearest_records(owner_id, vector, limit=max(40, 4 * nn))
-        nearest = own.order_by(distance).limit(nn).with_only_columns(breadcrumbs.c.id)
-        nominated = union(nearest, by_chunk).cte("nominated")
-        # Joined from the few nominated ids (index lookups), not a scan filtered by them.
-        joined = nominated.join(breadcrumbs, breadcrumbs.c.id == nominated.c.id)
-        candidates = own.select_from(joined).cte("candidates")
-    best = chunk_store.best_similarity(owner_id, vector, select(candidates.c.id)).cte("best")
-    query = _best_first(candidates, best, nn, few=flt == ListFilter())
-    rows: Sequence[Row] = (await session.execute(query)).mappings().all()
-    return rows
-
-
-def _best_first(candidates: CTE, best: CTE, nn: int, *, few: bool) -> Select[Any]:
-    """The ``nn`` best candidates with their columns. ``few`` (the nominated ones): joined
-    whole; else (a filtered subset, maybe thousands) the columns of the ``nn`` kept only."""
-    score = func.greatest(candidates.c.own, best.c.similarity).label("score")
-    scored = candidates.outerjoin(best, best.c.breadcrumb_id == candidates.c.id)
-    columns = breadcrumbs.c[_LIST_COLUMNS]
-    if few:
-        return (
-            select(*columns, score)
-            .select_from(scored.join(breadcrumbs, breadcrumbs.c.id == candidates.c.id))
-            .order_by(score.desc(), candidates.c.id)
-            .limit(nn)
-        )
-    ranked = (
-        select(candidates.c.id, score)
-        .select_from(scored)
-        .order_by(score.desc(), candidates.c.id)
-        .limit(nn)
-        .subquery("ranked")
-    )
-    return (
-        select(*columns, ranked.c.score)
-        .select_from(ranked.join(breadcrumbs, breadcrumbs.c.id == ranked.c.id))
-        .order_by(ranked.c.score.desc(), ranked.c.id)
-    )
 
 
 async def insert_history(session: AsyncSession, row: Row, *, change: str) -> None:

@@ -31,12 +31,12 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cairn.breadcrumbs.repository import RECORD_COLUMNS
 from cairn.db.models import breadcrumbs, reindex_jobs
 
 CLI, HINTS = "cli", "hints"
 PENDING, RUNNING, DONE = "pending", "running", "done"
 COUNTS = ("done", "changed", "embedded", "edges", "failed")
-_RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
 
 Job = Mapping[Any, Any]
 
@@ -75,7 +75,7 @@ async def next_records(session: AsyncSession, job: Job, limit: int) -> Sequence[
     """The next ``limit`` records of the job after its cursor, in id order."""
     b = breadcrumbs.c
     after = b.id > job["cursor"] if job["cursor"] is not None else true()
-    query = select(*_RECORD_COLUMNS).where(*_selected(job), after).order_by(b.id).limit(limit)
+    query = select(*RECORD_COLUMNS).where(*_selected(job), after).order_by(b.id).limit(limit)
     return (await session.execute(query)).mappings().all()
 
 

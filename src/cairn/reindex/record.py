@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.breadcrumbs.chunks import EmbeddedChunk, replace_chunks
 from cairn.breadcrumbs.derived import is_embedded
+from cairn.breadcrumbs.repository import RECORD_COLUMNS
 from cairn.context.domain_store import UNLABELLED_SCHEMAS, label
 from cairn.context.domains import DomainSet
 from cairn.db.models import breadcrumbs
@@ -30,8 +31,6 @@ from cairn.processing import EDGED, record_outcomes
 from cairn.processing import Outcome as Stage
 from cairn.processing.stages import CHUNKED, DONE_OUTCOME, NOT_NEEDED_OUTCOME
 from cairn.processing.write_outcomes import derived_outcomes, not_embedded_outcomes
-
-_RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +128,6 @@ async def _store(
         update(breadcrumbs)
         .where(b.id == record_id, b.owner_id == owner_id, b.version == version)
         .values(values)
-        .returning(*_RECORD_COLUMNS)
+        .returning(*RECORD_COLUMNS)
     )
     return (await session.execute(statement)).mappings().one_or_none()
