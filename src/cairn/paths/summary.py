@@ -1,0 +1,80 @@
+"""The "next time, just do X" of a resolved path, extracted from its waypoints (the seed
+asks an LLM; Cairn's default is deterministic, the LLM an optional refinement of this).
+
+- **root cause**: the last discovery if the agent noted one, else the first error;
+- **what fixed it**: the last attempt or revert before the run of successes that resolved
+  the path (the change that turned it green), with the command and files it named;
+- **KISS summary**: one line joining the two, then the files the path touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cairn.paths.machine import Waypoint
+
+MAX_PART = 300
+MAX_FILES = 5
+
+_FIXES = (Waypoint.ATTEMPT, Waypoint.REVERT)
+_GREEN = (Waypoint.SUCCESS, Waypoint.RESOLUTION)
+
+
+@dataclass(frozen=True, slots=True)
+class WaypointNote:
+    """One waypoint as the summary reads it."""
+
+    kind: Waypoint
+    summary: str
+    command: str | None = None
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    kiss_summary: str
+    root_cause: str
+    what_fixed_it: str
+    files: tuple[str, ...]
+
+
+def summarise(waypoints: Sequence[WaypointNote]) -> Resolution:
+    """The resolution of a path from its waypoints in sequence order."""
+    root = _root_cause(waypoints)
+    fix = _fix(waypoints)
+    files = tuple(dict.fromkeys(f for w in waypoints for f in w.files))[:MAX_FILES]
+    kiss = f"When {root}: {fix}."
+    if files:
+        kiss += f" Files: {', '.join(files)}."
+    return Resolution(kiss, root, fix, files)
+
+
+def _root_cause(waypoints: Sequence[WaypointNote]) -> str:
+    discoveries = [w for w in waypoints if w.kind is Waypoint.DISCOVERY]
+    errors = [w for w in waypoints if w.kind is Waypoint.ERROR]
+    chosen = discoveries[-1] if discoveries else errors[0] if errors else None
+    return _clip(chosen.summary) if chosen else "the error"
+
+
+def _fix(waypoints: Sequence[WaypointNote]) -> str:
+    """The last attempt before the final run of successes (nothing tried: the run itself)."""
+    end = len(waypoints)
+    while end > 0 and waypoints[end - 1].kind in _GREEN:
+        end -= 1
+    for waypoint in reversed(waypoints[:end]):
+        if waypoint.kind in _FIXES:
+            return _clip(_described(waypoint))
+    green = waypoints[end:] if end < len(waypoints) else waypoints[-1:]
+    return _clip(_described(green[0])) if green else "no change was recorded"
+
+
+def _described(waypoint: WaypointNote) -> str:
+    if waypoint.command and waypoint.command not in waypoint.summary:
+        return f"{waypoint.summary} (`{waypoint.command}`)"
+    return waypoint.summary
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_PART else text[: MAX_PART - 1] + "…"
