@@ -81,3 +81,11 @@ def test_a_quiet_path_is_abandoned_by_the_sweep_and_a_busy_one_is_not() -> None:
     assert sweep(state, quiet, timedelta(minutes=30)).state.status is Status.ABANDONED
     assert sweep(state, quiet, timedelta(minutes=31)).state.status is Status.ACTIVE
     assert sweep(PathState(), quiet, timedelta(0)).state.status is Status.IDLE
+
+
+def test_the_same_program_with_other_arguments_succeeding_counts() -> None:
+    export = "python scripts/export.py --since 2026-11-01"
+    failed = Signal(Kind.ERROR, "exit code 1", "ValueError: bad date", export)
+    rerun = Signal(Kind.SUCCESS, "exit code 0", None, export.replace("11-01", "10-01"))
+    state, waypoints = run([failed, rerun, rerun, rerun])
+    assert state.status is Status.RESOLVED and waypoints[-1] is Waypoint.RESOLUTION

@@ -65,3 +65,15 @@ def test_reverts_edits_and_silence() -> None:
 
 def test_a_context_that_is_not_an_object_says_nothing() -> None:
     assert classify({"title": "x", "tags": [], "context": ["a", "b"]}).kind is Kind.NONE
+
+
+def test_error_words_in_the_output_of_a_command_that_worked_are_data() -> None:
+    grep = classify(record(command="grep -rn except src", exit_code=0, output="except KeyError:"))
+    assert grep.kind is Kind.SUCCESS
+    logs = classify(record(command="docker compose logs api", exit_code=0, output=TRACEBACK))
+    assert logs.kind is Kind.SUCCESS and logs.signature is None
+    failing = classify(record(command="pytest", exit_code=0, output="1 failed, 2 passed"))
+    assert failing.kind is Kind.ERROR  # a test run's failures count whatever its exit code
+
+
+TRACEBACK = "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyError: 'x'"

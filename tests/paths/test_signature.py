@@ -24,7 +24,7 @@ ModuleNotFoundError: No module named 'yaml'
         ("error[E0308]: mismatched types\n --> src/main.rs:4:18", "error[E0308]: mismatched types"),
         (
             "thread 'main' panicked at src/lib.rs:10:5:\nindex out of bounds",
-            "thread 'main' panicked at <path>:<n>:<n>:",
+            "thread 'main' panicked at <path>:<n>:<n>: index out of bounds",
         ),
         ("npm ERR! code ERESOLVE\nnpm ERR! unable to resolve", "npm ERR! code ERESOLVE"),
         ("HTTP/1.1 502 Bad Gateway", "HTTP 502 Bad Gateway"),
@@ -62,3 +62,15 @@ def test_a_traceback_is_named_by_its_last_exception_not_its_first_line() -> None
         + ('Traceback (most recent call last):\n  File "x.py", line 3\nRuntimeError: setup failed')
     )
     assert error_signature(chained) == "RuntimeError: setup failed"
+
+
+def test_a_rust_panic_is_named_by_its_message_not_by_the_failed_test_line() -> None:
+    full = (
+        "running 2 tests\ntest tests::sums_large ... FAILED\n"
+        "thread 'tests::sums_large' panicked at src/lib.rs:7:9:\nattempt to add with overflow"
+    )
+    excerpt = "thread 'tests::sums_large' panicked at src/lib.rs:7:9:\nattempt to add with overflow"
+    assert error_signature(full) == error_signature(excerpt)
+    assert error_signature(full) == (
+        "thread 'tests::sums_large' panicked at <path>:<n>:<n>: attempt to add with overflow"
+    )

@@ -45,3 +45,10 @@ def test_without_any_attempt_the_green_run_is_what_is_known() -> None:
 def test_long_parts_are_clipped() -> None:
     long = WaypointNote(Waypoint.ERROR, "E " * 400)
     assert len(summarise([long, GREEN]).root_cause) == 300
+
+
+def test_attempts_inside_the_final_green_run_are_not_the_fix() -> None:
+    edit = WaypointNote(Waypoint.ATTEMPT, "guarded the empty cart", "edit", ("shop/cart.py",))
+    rerun = WaypointNote(Waypoint.ATTEMPT, "run all tests", "pytest -q")
+    path = [ERROR, edit, GREEN, rerun, GREEN, GREEN, DONE]
+    assert summarise(path).what_fixed_it == "guarded the empty cart (`edit`)"

@@ -6,9 +6,9 @@ idle → active on an error; active → resolved after ``threshold`` consecutive
 (:func:`sweep`). One active path per session: an error with another signature while a path
 is active is a ``pivot`` waypoint on it, the same signature again a ``failure``.
 
-A success counts towards resolution when it is a green test run, or when the command
-that succeeded had failed earlier in the path; any other success is just an ``attempt``
-(``ls`` working says nothing about the bug).
+A success counts towards resolution when it is a green test run, or when the program
+that succeeded (a command's first two words) had failed earlier in the path; any other
+success is just an ``attempt`` (``ls`` working says nothing about the bug).
 """
 
 from __future__ import annotations
@@ -114,7 +114,8 @@ def _problem(state: PathState, signal: Signal, now: datetime) -> Step:
 
 
 def _success(state: PathState, signal: Signal, now: datetime, threshold: int) -> Step:
-    counts = signal.tests_passed or (signal.command in state.failed_commands)
+    failed = {program(command) for command in state.failed_commands}
+    counts = signal.tests_passed or program(signal.command) in failed - {None}
     if not counts:
         return Step(_moved(state, now, 1), (Waypoint.ATTEMPT,))
     successes = state.successes + 1
@@ -122,6 +123,12 @@ def _success(state: PathState, signal: Signal, now: datetime, threshold: int) ->
         return Step(replace(_moved(state, now, 1), successes=successes), (Waypoint.SUCCESS,))
     done = replace(_moved(state, now, 2), status=Status.RESOLVED, successes=successes)
     return Step(done, (Waypoint.SUCCESS, Waypoint.RESOLUTION))
+
+
+def program(command: str | None) -> str | None:
+    """What a command runs, without its later arguments (``python export.py --since X``
+    and ``... --since Y`` are one program): its first two words."""
+    return " ".join(command.split()[:2]) if command else None
 
 
 def _moved(state: PathState, now: datetime, waypoints: int) -> PathState:

@@ -2,8 +2,9 @@
 default is deterministic).
 
 - **error**: ``status`` error/failed, a non-zero ``exit_code``, an HTTP status of 500 or
-  more, or text that reports an error (a traceback, ``Error:``, ``FAILED``, ``panicked at``,
-  ``npm ERR!``, a test run with failures);
+  more, a test run with failures, or text that reports an error (a traceback, ``Error:``,
+  ``FAILED``, ``panicked at``, ``npm ERR!``) from a command not known to have worked: the
+  output of one that exited 0 is data (a log it read, lines it grepped);
 - **success**: a test run with passes and no failures (counts on its own), or ``exit_code``
   0 / ``status`` ok of a command (counts only for a command that failed earlier in the
   path: :mod:`.machine` decides);
@@ -124,6 +125,8 @@ def _error_evidence(context: Mapping[str, Any], text: str) -> str | None:
         return f"HTTP {http}"
     if _TESTS_FAILED.search(text):
         return "failing tests"
+    if code == 0 and not isinstance(code, bool):
+        return None  # it worked: error words in its output are data (a log read, a grep)
     if error_signature(text) is not None:
         return "error output"
     return None

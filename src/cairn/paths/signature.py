@@ -2,7 +2,8 @@
 the next masked, so that "the same error" in another session or on another machine matches.
 
 The line is the one a developer would quote: for a Python traceback its last line (the
-exception and message; the first is the generic ``Traceback ...``), else the first line
+exception and message; the first is the generic ``Traceback ...``), for a Rust panic the
+``panicked at`` line with its message (cargo test also prints ``... FAILED``), else the first line
 that reads as an error (``Error:``, ``error[E0308]``, ``FAILED``, ``panicked at``,
 ``npm ERR!``, an HTTP 5xx). Paths, hexadecimal ids, UUIDs and numbers are masked; what
 stays is the error's kind and its words.
@@ -43,6 +44,9 @@ def error_line(text: str) -> str | None:
         for line in reversed(lines):
             if _EXCEPTION_LINE.match(line):
                 return line
+    for at, line in enumerate(lines):  # Rust: the panic and its message, not "... FAILED"
+        if "panicked at" in line:
+            return " ".join(lines[at : at + 2])
     for line in lines:
         if _ERROR_LINE.search(line):
             return line

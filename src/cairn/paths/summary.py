@@ -2,8 +2,8 @@
 asks an LLM; Cairn's default is deterministic, the LLM an optional refinement of this).
 
 - **root cause**: the last discovery if the agent noted one, else the first error;
-- **what fixed it**: the last attempt or revert before the run of successes that resolved
-  the path (the change that turned it green), with the command and files it named;
+- **what fixed it**: the last attempt or revert between the last problem and the first
+  success after it (the change that turned it green), with the command and files it named;
 - **KISS summary**: one line joining the two, then the files the path touched.
 """
 
@@ -19,6 +19,7 @@ MAX_FILES = 5
 
 _FIXES = (Waypoint.ATTEMPT, Waypoint.REVERT)
 _GREEN = (Waypoint.SUCCESS, Waypoint.RESOLUTION)
+_PROBLEMS = (Waypoint.ERROR, Waypoint.FAILURE, Waypoint.PIVOT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +59,19 @@ def _root_cause(waypoints: Sequence[WaypointNote]) -> str:
 
 
 def _fix(waypoints: Sequence[WaypointNote]) -> str:
-    """The last attempt before the final run of successes (nothing tried: the run itself)."""
-    end = len(waypoints)
-    while end > 0 and waypoints[end - 1].kind in _GREEN:
-        end -= 1
-    for waypoint in reversed(waypoints[:end]):
+    """The last attempt before the first success after the last problem (attempts between
+    the successes of the final run only re-ran things); nothing tried: that success."""
+    last_problem = max((i for i, w in enumerate(waypoints) if w.kind in _PROBLEMS), default=-1)
+    first_green = next(
+        (i for i in range(last_problem + 1, len(waypoints)) if waypoints[i].kind in _GREEN),
+        len(waypoints),
+    )
+    for waypoint in reversed(waypoints[last_problem + 1 : first_green]):
         if waypoint.kind in _FIXES:
             return _clip(_described(waypoint))
-    green = waypoints[end:] if end < len(waypoints) else waypoints[-1:]
-    return _clip(_described(green[0])) if green else "no change was recorded"
+    if first_green < len(waypoints):
+        return _clip(_described(waypoints[first_green]))
+    return "no change was recorded"
 
 
 def _described(waypoint: WaypointNote) -> str:
