@@ -177,3 +177,25 @@ async def test_a_record_without_a_session_makes_no_path(
     source = await _record(client, None, FAILING)
     await handlers.track_paths(await _event(app, source))
     assert await _waypoints_from(db, source) == []
+
+
+async def test_two_workers_handling_every_event_twice_number_waypoints_without_gaps(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    sessions = app.state.resources.session_factory
+    workers = []
+    for _ in range(2):
+        builder = await asyncio.to_thread(
+            ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
+        )
+        workers.append(Handlers(sessions, EdgeOptions(), builder))
+    session = f"session:{uuid.uuid4().hex[:8]}"
+    sources = [await _record(client, session, dict(FAILING)) for _ in range(8)]
+    events = [await _event(app, source) for source in sources]
+    await asyncio.gather(*(w.track_paths(e) for e in events for w in workers))
+    (path,) = await _paths_of(db, session)
+    waypoints = await _waypoints_of(db, path.id)
+    assert [w.context["sequence"] for w in waypoints] == list(range(1, 9))
+    assert sorted(w.context["source_record_id"] for w in waypoints) == sorted(sources)
+    assert sorted(w.context["type"] for w in waypoints) == ["error"] + ["failure"] * 7
+    assert path.context["sequence"] == 8
