@@ -199,3 +199,16 @@ async def test_two_workers_handling_every_event_twice_number_waypoints_without_g
     assert sorted(w.context["source_record_id"] for w in waypoints) == sorted(sources)
     assert sorted(w.context["type"] for w in waypoints) == ["error"] + ["failure"] * 7
     assert path.context["sequence"] == 8
+
+
+async def test_the_redelivery_check_probes_its_index(db: AsyncEngine) -> None:
+    """The query's schema name is a literal, so the partial index of migration 0018 fits."""
+    query = (
+        "EXPLAIN SELECT 1 FROM breadcrumbs WHERE owner_id = :owner"
+        " AND schema_name = 'debug.waypoint.v1' AND context->>'source_record_id' = :source"
+    )
+    async with db.connect() as connection:
+        await connection.execute(text("SET LOCAL enable_seqscan = off"))
+        params = {"owner": uuid.uuid4(), "source": str(uuid.uuid4())}
+        plan = "\n".join(row[0] for row in await connection.execute(text(query), params))
+    assert "ix_debug_waypoints_source" in plan

@@ -1,5 +1,7 @@
 """Queries of stored debug paths and waypoints (records of ``debug.path.v1`` and
-``debug.waypoint.v1``). Every one is owner-scoped and reads live records only."""
+``debug.waypoint.v1``). Every one is owner-scoped and reads live records only. The schema
+names are literals, not parameters, so that the partial indexes of migration 0018 apply
+to every plan of the prepared statement."""
 
 from __future__ import annotations
 
@@ -31,10 +33,10 @@ async def active_path(
     """The session's active path (its id and context), if it has one."""
     query = text(
         f"SELECT id, context FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
-        " AND schema_name = :schema AND context->>'session' = :session"
+        f" AND schema_name = '{PATH_SCHEMA}' AND context->>'session' = :session"
         " AND context->>'status' = 'active' ORDER BY created_at DESC LIMIT 1"
     )
-    params = {"owner": owner_id, "schema": PATH_SCHEMA, "session": session_tag}
+    params = {"owner": owner_id, "session": session_tag}
     row = (await session.execute(query, params)).one_or_none()
     return None if row is None else (row.id, dict(row.context))
 
@@ -45,9 +47,9 @@ async def has_waypoint_from(
     """Whether a waypoint was already derived from this record (a redelivered event)."""
     query = text(
         f"SELECT EXISTS (SELECT 1 FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
-        " AND schema_name = :schema AND context->>'source_record_id' = :source)"
+        f" AND schema_name = '{WAYPOINT_SCHEMA}' AND context->>'source_record_id' = :source)"
     )
-    params = {"owner": owner_id, "schema": WAYPOINT_SCHEMA, "source": str(source_record_id)}
+    params = {"owner": owner_id, "source": str(source_record_id)}
     return bool((await session.execute(query, params)).scalar_one())
 
 
@@ -57,8 +59,8 @@ async def waypoints_of(
     """A path's waypoints (their contexts), in sequence order."""
     query = text(
         f"SELECT context FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
-        " AND schema_name = :schema AND context->>'path_id' = :path"
+        f" AND schema_name = '{WAYPOINT_SCHEMA}' AND context->>'path_id' = :path"
         " ORDER BY (context->>'sequence')::int"
     )
-    params = {"owner": owner_id, "schema": WAYPOINT_SCHEMA, "path": str(path_id)}
+    params = {"owner": owner_id, "path": str(path_id)}
     return [row.context for row in await session.execute(query, params)]
