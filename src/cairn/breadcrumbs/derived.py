@@ -50,8 +50,9 @@ log = logging.getLogger(__name__)
 
 EMBED_TIMEOUT_S = 10.0
 EMBED_SLICE = 32  # texts per embedding call: one forward pass at the default embedding.max_batch
-# Outputs, not knowledge: assembled contexts are never searched, so never embedded.
-NOT_EMBEDDED_SCHEMAS = frozenset({"agent.context.v1"})
+# Outputs, not knowledge: assembled contexts are never searched, so never embedded; debug
+# paths and waypoints are written by the worker, which runs no encoder.
+NOT_EMBEDDED_SCHEMAS = frozenset({"agent.context.v1", "debug.path.v1", "debug.waypoint.v1"})
 TEXT_FIELDS = ("title", "description", "context", "llm_hints", "schema_name")
 
 Vector = list[float] | BaseException  # an embedding, or what it failed with

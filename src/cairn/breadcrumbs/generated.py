@@ -27,17 +27,19 @@ from cairn.processing.write_outcomes import Derived
 
 class GeneratedWriter(BreadcrumbWriter):
     async def put_generated(
-        self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate, *, unless_later: str
+        self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate, *, unless_later: str | None
     ) -> Row:
         """Create the record with this id or replace it: an upsert for records Cairn derives
         itself (an assembled context), one per id. A stored record whose ``context`` has a
         later ISO time under ``unless_later`` is kept and returned: an older event handled
-        late must not overwrite a newer result."""
+        late must not overwrite a newer result. None: the caller orders its writes itself
+        (a debug path, written under a per-session lock)."""
         values, context_json, derived = await self._generated_values(breadcrumb_id, body)
-        owner, ordered_by = self.principal.owner_id, body.context.get(unless_later)
+        owner = self.principal.owner_id
+        ordered_by = body.context.get(unless_later) if unless_later else None
         for _ in range(MAX_CAS_ATTEMPTS):
             stored = await repository.lock_for_replace(
-                self.session, owner, breadcrumb_id, unless_later
+                self.session, owner, breadcrumb_id, unless_later or ""
             )
             if stored is not None and _later(stored["stored"], ordered_by):
                 kept = await repository.get(self.session, owner, breadcrumb_id)

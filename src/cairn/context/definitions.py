@@ -1,6 +1,6 @@
-"""Agent definitions, the blacklist and the domains are checked on write against the JSON Schemas in
-``schemas/``, so a broken one answers 422 naming the path instead of being skipped silently
-at assembly time."""
+"""Agent definitions, the blacklist, the domains and debug paths are checked on write
+against the JSON Schemas in ``schemas/``, so a broken one answers 422 naming the path
+instead of being skipped silently at assembly time."""
 
 from __future__ import annotations
 
@@ -17,7 +17,13 @@ from cairn.context.sections import check_sections
 from cairn.errors import InvalidInput
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[3] / "schemas"
-VALIDATED = ("agent.def.v1", "context.blacklist.v1", DOMAINS_SCHEMA)
+VALIDATED = (
+    "agent.def.v1",
+    "context.blacklist.v1",
+    DOMAINS_SCHEMA,
+    "debug.path.v1",
+    "debug.waypoint.v1",
+)
 
 
 @cache

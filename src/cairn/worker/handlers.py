@@ -11,12 +11,17 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn import processing
 from cairn.breadcrumbs import repository as breadcrumbs
+from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
 from cairn.edges.builder import EdgeOptions, build_edges
 from cairn.edges.repository import CONTEXT_SCHEMA
 from cairn.events.messages import Delivery
 from cairn.events.outcomes import PoisonMessage
+from cairn.paths import tracking
+from cairn.paths.machine import RESOLUTION_THRESHOLD
+from cairn.paths.signals import Kind, classify
+from cairn.principal import Principal
 
 log = logging.getLogger(__name__)
 
@@ -33,13 +38,23 @@ class Handlers:
         session_factory: async_sessionmaker[AsyncSession],
         edges: EdgeOptions,
         contexts: ContextBuilder,
+        *,
+        path_threshold: int = RESOLUTION_THRESHOLD,
     ) -> None:
         self.session_factory = session_factory
         self.edge_options = edges
         self.contexts = contexts
-        # Edges first, so that the assembly walks the trigger's new edges.
+        self.path_threshold = path_threshold
+        # Edges first, so that the assembly walks the trigger's new edges; debug paths
+        # before the assembly, so that its context can already see the path's new state.
+        created: list[Step] = [
+            self.refresh_caches,
+            self.build_edges,
+            self.track_paths,
+            self.assemble,
+        ]
         self.table: dict[str, list[Step]] = {
-            "breadcrumb.created": [self.refresh_caches, self.build_edges, self.assemble],
+            "breadcrumb.created": created,
             "breadcrumb.updated": [self.refresh_caches, self.build_edges, self.assemble],
             "breadcrumb.deleted": [self.refresh_caches],
         }
@@ -80,6 +95,25 @@ class Handlers:
                 await processing.mark_done(session, owner, [record_id], processing.EDGED)
         if counts:
             log.debug("edges for %s: %s", record_id, dict(counts))
+
+    async def track_paths(self, event: dict[str, Any]) -> None:
+        """The record's effect on its session's debug path. Records that say nothing about
+        one (most) cost no query."""
+        if not tracking.tracked(event):
+            return
+        signal = classify(event)
+        if signal.kind is Kind.NONE:
+            return
+        owner, _ = _ids(event)
+        contexts = self.contexts
+        async with tenant_session(self.session_factory, owner) as session, session.begin():
+            principal = Principal(owner, "path-tracker")
+            writer = GeneratedWriter(
+                session, contexts.embedder, contexts.limits, principal, contexts.transforms
+            )
+            done = await tracking.track(writer, event, signal, threshold=self.path_threshold)
+        if done is not None:
+            log.debug("path %s: %s", done.path.id, [w.value for w in done.step.waypoints])
 
 
 def _ids(event: dict[str, Any]) -> tuple[uuid.UUID, uuid.UUID]:

@@ -1,0 +1,66 @@
+"""Queries of stored debug paths and waypoints (records of ``debug.path.v1`` and
+``debug.waypoint.v1``). Every one is owner-scoped and reads live records only. The schema
+names are literals, not parameters, so that the partial indexes of migration 0018 apply
+to every plan of the prepared statement."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+PATH_SCHEMA = "debug.path.v1"
+WAYPOINT_SCHEMA = "debug.waypoint.v1"
+
+_LIVE = "(ttl IS NULL OR ttl > now())"  # as breadcrumbs.repository._live
+
+
+async def lock_session(session: AsyncSession, owner_id: uuid.UUID, session_tag: str) -> None:
+    """Serialise every worker handling this session's records until the transaction ends:
+    one active path per session and waypoint sequence numbers without gaps."""
+    await session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+        {"key": f"debug-path|{owner_id}|{session_tag}"},
+    )
+
+
+async def active_path(
+    session: AsyncSession, owner_id: uuid.UUID, session_tag: str
+) -> tuple[uuid.UUID, dict[str, Any]] | None:
+    """The session's active path (its id and context), if it has one."""
+    query = text(
+        f"SELECT id, context FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
+        f" AND schema_name = '{PATH_SCHEMA}' AND context->>'session' = :session"
+        " AND context->>'status' = 'active' ORDER BY created_at DESC LIMIT 1"
+    )
+    params = {"owner": owner_id, "session": session_tag}
+    row = (await session.execute(query, params)).one_or_none()
+    return None if row is None else (row.id, dict(row.context))
+
+
+async def has_waypoint_from(
+    session: AsyncSession, owner_id: uuid.UUID, source_record_id: uuid.UUID
+) -> bool:
+    """Whether a waypoint was already derived from this record (a redelivered event)."""
+    query = text(
+        f"SELECT EXISTS (SELECT 1 FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
+        f" AND schema_name = '{WAYPOINT_SCHEMA}' AND context->>'source_record_id' = :source)"
+    )
+    params = {"owner": owner_id, "source": str(source_record_id)}
+    return bool((await session.execute(query, params)).scalar_one())
+
+
+async def waypoints_of(
+    session: AsyncSession, owner_id: uuid.UUID, path_id: uuid.UUID
+) -> list[Mapping[str, Any]]:
+    """A path's waypoints (their contexts), in sequence order."""
+    query = text(
+        f"SELECT context FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
+        f" AND schema_name = '{WAYPOINT_SCHEMA}' AND context->>'path_id' = :path"
+        " ORDER BY (context->>'sequence')::int"
+    )
+    params = {"owner": owner_id, "path": str(path_id)}
+    return [row.context for row in await session.execute(query, params)]

@@ -1,0 +1,162 @@
+"""A session's debug path as stored: ``debug.path.v1`` and ``debug.waypoint.v1`` records that
+Cairn derives itself, so that they get history, events, row-level security and the graph
+like any record.
+
+Ids are derived, so that redelivered events and concurrent workers converge: a waypoint's
+from (owner, source record, waypoint type), a path's from (owner, session, the record that
+started it). Writes go through ``GeneratedWriter.put_generated`` (an upsert); the caller
+holds the session's lock (:func:`cairn.paths.repository.lock_session`), which orders them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from cairn.breadcrumbs.generated import GeneratedWriter
+from cairn.breadcrumbs.repository import Row
+from cairn.breadcrumbs.schemas import BreadcrumbCreate
+from cairn.paths.machine import PathState, Status, Waypoint
+from cairn.paths.repository import PATH_SCHEMA, WAYPOINT_SCHEMA
+from cairn.paths.summary import Resolution, WaypointNote
+
+_NAMESPACE = uuid.UUID("4e0c1d6a-6f1b-4f4e-8d2b-9b6f1a7c3d52")
+
+
+def waypoint_id(owner_id: uuid.UUID, source_record_id: uuid.UUID, kind: Waypoint) -> uuid.UUID:
+    return uuid.uuid5(_NAMESPACE, f"{owner_id}|{source_record_id}|{kind.value}")
+
+
+def path_id(owner_id: uuid.UUID, session_tag: str, first_record_id: uuid.UUID) -> uuid.UUID:
+    return uuid.uuid5(_NAMESPACE, f"{owner_id}|{session_tag}|{first_record_id}")
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPath:
+    """A path as its record holds it: the machine's state and what the machine does not
+    need (when and by which record it started, its summary once resolved)."""
+
+    id: uuid.UUID
+    session: str
+    state: PathState
+    started_at: datetime
+    trigger_record_id: uuid.UUID
+    resolved_at: datetime | None = None
+    resolution: Resolution | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewWaypoint:
+    kind: Waypoint
+    sequence: int
+    summary: str
+    source_record_id: uuid.UUID
+    command: str | None = None
+    files: tuple[str, ...] = ()
+    signature: str | None = None
+
+
+def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> StoredPath:
+    """The stored path of a ``debug.path.v1`` context."""
+    last_at = context.get("last_at")
+    state = PathState(
+        status=Status(context["status"]),
+        signature=context.get("signature"),
+        successes=int(context.get("successes") or 0),
+        failed_commands=frozenset(context.get("failed_commands") or ()),
+        sequence=int(context["sequence"]),
+        last_at=datetime.fromisoformat(last_at) if last_at else None,
+    )
+    resolved_at = context.get("resolved_at")
+    resolution = None
+    if context.get("kiss_summary"):
+        resolution = Resolution(
+            context["kiss_summary"],
+            context.get("root_cause") or "",
+            context.get("what_fixed_it") or "",
+            tuple(context.get("files") or ()),
+        )
+    return StoredPath(
+        record_id,
+        context["session"],
+        state,
+        datetime.fromisoformat(context["started_at"]),
+        uuid.UUID(context["trigger_record_id"]),
+        datetime.fromisoformat(resolved_at) if resolved_at else None,
+        resolution,
+    )
+
+
+def path_context(path: StoredPath) -> dict[str, Any]:
+    state, resolution = path.state, path.resolution
+    return {
+        "session": path.session,
+        "status": state.status.value,
+        "signature": state.signature,
+        "successes": state.successes,
+        "failed_commands": sorted(state.failed_commands),
+        "sequence": state.sequence,
+        "last_at": state.last_at.isoformat() if state.last_at else None,
+        "started_at": path.started_at.isoformat(),
+        "resolved_at": path.resolved_at.isoformat() if path.resolved_at else None,
+        "trigger_record_id": str(path.trigger_record_id),
+        "kiss_summary": resolution.kiss_summary if resolution else None,
+        "root_cause": resolution.root_cause if resolution else None,
+        "what_fixed_it": resolution.what_fixed_it if resolution else None,
+        "files": list(resolution.files) if resolution else [],
+    }
+
+
+def waypoint_context(path: uuid.UUID, waypoint: NewWaypoint) -> dict[str, Any]:
+    return {
+        "path_id": str(path),
+        "sequence": waypoint.sequence,
+        "type": waypoint.kind.value,
+        "summary": waypoint.summary,
+        "source_record_id": str(waypoint.source_record_id),
+        "command": waypoint.command,
+        "files": list(waypoint.files),
+        "signature": waypoint.signature,
+    }
+
+
+def note_of(context: Mapping[str, Any]) -> WaypointNote:
+    """A stored waypoint as the summary reads it."""
+    return WaypointNote(
+        Waypoint(context["type"]),
+        str(context.get("summary") or ""),
+        context.get("command"),
+        tuple(context.get("files") or ()),
+    )
+
+
+async def write_path(writer: GeneratedWriter, path: StoredPath) -> Row:
+    title = f"Debug path ({path.state.status.value}): {path.state.signature or 'an error'}"
+    body = BreadcrumbCreate(
+        schema_name=PATH_SCHEMA,
+        title=title[:200],
+        tags=["debug:path"],
+        context=path_context(path),
+    )
+    return await writer.put_generated(path.id, body, unless_later=None)
+
+
+async def write_waypoints(
+    writer: GeneratedWriter, path: uuid.UUID, waypoints: Sequence[NewWaypoint]
+) -> list[uuid.UUID]:
+    """Each waypoint's record (one per source record and type); their ids."""
+    owner, written = writer.principal.owner_id, []
+    for waypoint in waypoints:
+        ident = waypoint_id(owner, waypoint.source_record_id, waypoint.kind)
+        body = BreadcrumbCreate(
+            schema_name=WAYPOINT_SCHEMA,
+            title=f"{waypoint.kind.value}: {waypoint.summary}"[:200],
+            tags=["debug:waypoint", f"path:{path}"],
+            context=waypoint_context(path, waypoint),
+        )
+        await writer.put_generated(ident, body, unless_later=None)
+        written.append(ident)
+    return written
