@@ -62,17 +62,6 @@ class EmbeddedChunk:
     embedding: list[float]
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkOutcome:
-    """``stored``: how many chunks the record has now; 0 when its text needs none."""
-
-    stored: int
-
-    @property
-    def needed(self) -> bool:
-        return self.stored > 0
-
-
 def split_chunks(text: str, spans: Sequence[Span], window: ChunkWindow) -> list[Chunk]:
     """The windows of a text longer than ``window.limit`` word-pieces; none for a shorter
     one. Each window is widened to whole words (a word-piece may start mid-word); the last
@@ -92,25 +81,26 @@ def split_chunks(text: str, spans: Sequence[Span], window: ChunkWindow) -> list[
         first += step
 
 
-def needs_chunks(llm_text: str | None, embedder: Embedder, window: ChunkWindow) -> bool:
-    """Whether a text is longer than the encoder reads (counting only, nothing embedded)."""
+def cut_chunks(llm_text: str | None, embedder: Embedder, window: ChunkWindow) -> list[Chunk]:
+    """The windows of a text (none for a short one), counted, not embedded."""
     if not llm_text or len(llm_text) <= window.limit:  # a word-piece spans one character or more
-        return False
-    return len(token_spans_of(embedder, llm_text)) > window.limit
+        return []
+    return split_chunks(llm_text, token_spans_of(embedder, llm_text), window)
+
+
+async def embed_cut(chunks: Sequence[Chunk], embedder: Embedder) -> list[EmbeddedChunk]:
+    """Chunks with their vectors (one embedder call). Raises whatever the embedder raised."""
+    if not chunks:
+        return []
+    vectors = await embedder.embed([chunk.text for chunk in chunks])
+    return [EmbeddedChunk(c, v) for c, v in zip(chunks, vectors, strict=True)]
 
 
 async def embed_chunks(
     llm_text: str | None, embedder: Embedder, window: ChunkWindow
 ) -> list[EmbeddedChunk]:
-    """The chunks of a text with their vectors (none for a short text). Raises whatever
-    the embedder raised."""
-    if not llm_text:
-        return []
-    chunks = split_chunks(llm_text, token_spans_of(embedder, llm_text), window)
-    if not chunks:
-        return []
-    vectors = await embedder.embed([chunk.text for chunk in chunks])
-    return [EmbeddedChunk(c, v) for c, v in zip(chunks, vectors, strict=True)]
+    """The chunks of a text with their vectors (none for a short text)."""
+    return await embed_cut(cut_chunks(llm_text, embedder, window), embedder)
 
 
 async def replace_chunks(
@@ -118,32 +108,10 @@ async def replace_chunks(
     owner_id: uuid.UUID,
     record_id: uuid.UUID,
     embedded: Sequence[EmbeddedChunk],
-) -> ChunkOutcome:
-    """Store already embedded chunks in place of the record's old ones."""
+) -> None:
+    """Store already embedded chunks in place of the record's old ones (none: drop them)."""
     await chunk_store.delete_chunks(session, owner_id, record_id)
     await chunk_store.insert_chunks(session, owner_id, record_id, embedded)
-    return ChunkOutcome(len(embedded))
-
-
-async def refresh_chunks(
-    session: AsyncSession,
-    owner_id: uuid.UUID,
-    record_id: uuid.UUID,
-    llm_text: str | None,
-    embedder: Embedder,
-    *,
-    window: ChunkWindow | None = None,
-) -> ChunkOutcome:
-    """Replace the record's chunks with those of ``llm_text`` (none: a short text).
-
-    The old chunks are deleted first, in the caller's transaction: if embedding then
-    raises, the record keeps no chunks of a text it no longer has, and the caller records
-    the failure (the record is left for a retry).
-    """
-    await chunk_store.delete_chunks(session, owner_id, record_id)
-    embedded = await embed_chunks(llm_text, embedder, window or ChunkWindow())
-    await chunk_store.insert_chunks(session, owner_id, record_id, embedded)
-    return ChunkOutcome(len(embedded))
 
 
 def _word_start(text: str, at: int) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.breadcrumbs.chunks import ChunkWindow, EmbeddedChunk, embed_chunks, needs_chunks
+from cairn.breadcrumbs.chunks import ChunkWindow, EmbeddedChunk, cut_chunks, embed_cut
 from cairn.breadcrumbs.context import BreadcrumbService
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.text import build_llm_text
@@ -88,8 +88,8 @@ class NewRecord:
 
     id: uuid.UUID
     values: dict[str, Any]
-    chunks: list[EmbeddedChunk] = field(default_factory=list)
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    chunks: list[EmbeddedChunk] = field(default_factory=list, kw_only=True)
+    outcomes: dict[str, Outcome] = field(default_factory=dict, kw_only=True)
 
 
 class DerivingService(BreadcrumbService):
@@ -111,7 +111,7 @@ class DerivingService(BreadcrumbService):
         embedded = [each for each in new if is_embedded(each.values)]
         for each in new:
             if not is_embedded(each.values):
-                each.values |= _not_embedded(each.values)
+                each.values |= not_embedded_columns(each.values)
                 each.outcomes = not_embedded_outcomes() | {CHUNKED: NOT_NEEDED_OUTCOME}
         texts = await self._llm_texts([{**each.values, "id": each.id} for each in embedded])
         vectors = await self._embed_many(texts)
@@ -121,7 +121,7 @@ class DerivingService(BreadcrumbService):
         owner, records = self.principal.owner_id, [each.values for each in embedded]
         labels = await labels_for_many(self.session, owner, self.embedder, records)
         for each, found, vector in zip(embedded, labels, vectors, strict=True):
-            each.values |= _labelled(found, None)
+            each.values |= labelled_columns(found, None)
             each.outcomes = derived_outcomes(embedded=_outcome_of(vector), labelled=found.version)
             each.chunks = await self._chunks(each.values, each.outcomes) or []
 
@@ -140,7 +140,7 @@ class DerivingService(BreadcrumbService):
         if not text_changed and tags is None:
             return Derived({}, unchanged_outcomes())
         if not is_embedded(merged):
-            columns = _not_embedded(merged) | _unlabelled(current)
+            columns = not_embedded_columns(merged) | unlabelled_columns(current)
             return Derived(columns, not_embedded_outcomes() | {CHUNKED: NOT_NEEDED_OUTCOME})
         (llm_text,) = await self._llm_texts([{**merged, "id": new_id or merged["id"]}])
         out: dict[str, Any] = {"entity_keywords": entity_keywords(merged["tags"], llm_text)}
@@ -151,7 +151,7 @@ class DerivingService(BreadcrumbService):
         labels = await labels_for(
             self.session, self.principal.owner_id, self.embedder, {**merged, **out}
         )
-        out |= _labelled(labels, current)
+        out |= labelled_columns(labels, current)
         embedded = None if vector is None else _outcome_of(vector)
         return Derived(out, derived_outcomes(embedded=embedded, labelled=labels.version))
 
@@ -161,8 +161,8 @@ class DerivingService(BreadcrumbService):
         is failing: the retry job cuts them later), failed with its error."""
         if "llm_text" not in values:
             return None
-        text = values["llm_text"]
-        if not needs_chunks(text, self.embedder, self.chunk_window):
+        cut = cut_chunks(values["llm_text"], self.embedder, self.chunk_window)
+        if not cut:
             outcomes[CHUNKED] = NOT_NEEDED_OUTCOME
             return []
         if values["embedding"] is None:
@@ -170,7 +170,7 @@ class DerivingService(BreadcrumbService):
             return []
         try:
             async with asyncio.timeout(EMBED_TIMEOUT_S):
-                chunks = await embed_chunks(text, self.embedder, self.chunk_window)
+                chunks = await embed_cut(cut, self.embedder)
         except Exception as error:
             log.warning("embedding chunks failed; stored without them, will retry", exc_info=True)
             outcomes[CHUNKED] = failed(_timeout_named(error))
@@ -222,11 +222,11 @@ def _timeout_named(error: BaseException) -> BaseException:
     return error
 
 
-def _not_embedded(record: Mapping[str, Any]) -> dict[str, Any]:
+def not_embedded_columns(record: Mapping[str, Any]) -> dict[str, Any]:
     return {"entity_keywords": tag_pointers(record["tags"]), "llm_text": None, "embedding": None}
 
 
-def _labelled(labels: Labels, current: Row | None) -> dict[str, Any]:
+def labelled_columns(labels: Labels, current: Row | None) -> dict[str, Any]:
     """The label columns to write: none when the tenant defines no domains, unless the
     record carried labels of an earlier definition."""
     if labels.version is not None or (current is not None and current["domains_version"]):
@@ -234,7 +234,7 @@ def _labelled(labels: Labels, current: Row | None) -> dict[str, Any]:
     return {}
 
 
-def _unlabelled(current: Row | None) -> dict[str, Any]:
+def unlabelled_columns(current: Row | None) -> dict[str, Any]:
     """Assembled contexts carry no labels (a record may become one by an update)."""
     if current is None or not current["domains_version"]:
         return {}

@@ -54,8 +54,8 @@ Change = Callable[[Row], dict[str, Any]]
 class PendingCreate(NewRecord):
     """A create that passed every check and found no earlier request under its key."""
 
-    request_hash: str = ""
-    idempotency_key: str | None = None
+    request_hash: str
+    idempotency_key: str | None
 
 
 class BreadcrumbWriter(DerivingService):
@@ -81,9 +81,7 @@ class BreadcrumbWriter(DerivingService):
             replay = await idempotency.replay(self.session, owner, idempotency_key, request_hash)
             if replay is not None:
                 return replay
-        return PendingCreate(
-            uuid.uuid4(), values, request_hash=request_hash, idempotency_key=idempotency_key
-        )
+        return PendingCreate(uuid.uuid4(), values, request_hash, idempotency_key)
 
     async def insert_created(self, pending: PendingCreate) -> CreatedResult:
         """Write a prepared create: its key, row, history and outbox event. A refusal (its

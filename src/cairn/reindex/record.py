@@ -20,13 +20,18 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.breadcrumbs.chunks import EmbeddedChunk, replace_chunks
-from cairn.breadcrumbs.derived import is_embedded
+from cairn.breadcrumbs.derived import (
+    is_embedded,
+    labelled_columns,
+    not_embedded_columns,
+    unlabelled_columns,
+)
 from cairn.breadcrumbs.repository import RECORD_COLUMNS
-from cairn.context.domain_store import UNLABELLED_SCHEMAS, label
+from cairn.context.domain_store import NO_LABELS, UNLABELLED_SCHEMAS, Labels, label
 from cairn.context.domains import DomainSet
 from cairn.db.models import breadcrumbs
 from cairn.edges.builder import EdgeOptions, build_edges
-from cairn.embedding import Embedder, entity_keywords, tag_pointers
+from cairn.embedding import Embedder, entity_keywords
 from cairn.processing import EDGED, record_outcomes
 from cairn.processing import Outcome as Stage
 from cairn.processing.stages import CHUNKED, DONE_OUTCOME, NOT_NEEDED_OUTCOME
@@ -93,27 +98,21 @@ def stage_outcomes(
 
 
 def derived_values(prepared: Prepared, domains: DomainSet | None) -> dict[str, Any]:
-    """The columns to write, as the write path derives them (``BreadcrumbWriter._derived``)."""
+    """The columns to write, as the write path derives them (``breadcrumbs.derived``), with
+    the domains read once for the batch."""
     row = prepared.row
     if not is_embedded(row):
-        out: dict[str, Any] = {
-            "entity_keywords": tag_pointers(row["tags"]),
-            "llm_text": None,
-            "embedding": None,
-        }
-        return out | ({"domains": [], "domains_version": None} if row["domains_version"] else {})
+        return not_embedded_columns(row) | unlabelled_columns(row)
     text = prepared.llm_text or ""
-    out = {
+    out: dict[str, Any] = {
         "entity_keywords": entity_keywords(row["tags"], text),
         "llm_text": text,
         "embedding": prepared.embedding,
     }
-    if domains is None or row["schema_name"] in UNLABELLED_SCHEMAS:
-        if row["domains_version"]:
-            out |= {"domains": [], "domains_version": None}
-        return out
-    labels = label(domains, {**row, **out})
-    return out | {"domains": list(labels), "domains_version": domains.version}
+    labels = NO_LABELS
+    if domains is not None and row["schema_name"] not in UNLABELLED_SCHEMAS:
+        labels = Labels(label(domains, {**row, **out}), domains.version)
+    return out | labelled_columns(labels, row)
 
 
 async def _store(
