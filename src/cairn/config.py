@@ -136,6 +136,23 @@ class ReindexSettings(BaseModel):
     failures_kept: int = Field(default=20, ge=0)  # failed records listed per job
 
 
+class PathSettings(BaseModel):
+    """Debug resolution paths (cairn.paths): when the worker closes a session's path, and
+    the optional LLM summariser of a resolved one (off unless ``summariser_url`` is set)."""
+
+    # Consecutive successes that resolve an active path (a problem resets the count).
+    resolution_threshold: int = Field(default=3, ge=1, le=50)
+    # An active path with no waypoint for this long is abandoned by the periodic sweep.
+    abandon_after_s: float = Field(default=1800.0, gt=0)
+    sweep_interval_s: float = Field(default=60.0, gt=0)  # how often the sweep looks
+    # Any OpenAI-compatible endpoint (base URL, e.g. http://localhost:11434/v1); unset: the
+    # extractive summary only. A failure or timeout leaves the extractive summary standing.
+    summariser_url: str | None = None
+    summariser_model: str = "gpt-4o-mini"
+    summariser_api_key: SecretStr | None = None
+    summariser_timeout_s: float = Field(default=20.0, gt=0)
+
+
 class EventSettings(BaseModel):
     """The JetStream stream, the outbox relay, SSE and webhook delivery."""
 
@@ -292,6 +309,7 @@ class Settings(BaseSettings):
     secrets: SecretSettings = SecretSettings()
     compat: CompatSettings = CompatSettings()
     reindex: ReindexSettings = ReindexSettings()
+    paths: PathSettings = PathSettings()
 
     @property
     def model_dir(self) -> Path:

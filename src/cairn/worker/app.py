@@ -85,7 +85,9 @@ def worker_consumer(
     durable: str = DURABLE,
 ) -> ConsumerRunner:
     """The worker's handlers on the shared durable consumer ``durable``."""
-    handlers = Handlers(sessions, EdgeOptions(), builder)
+    handlers = Handlers(
+        sessions, EdgeOptions(), builder, path_threshold=settings.paths.resolution_threshold
+    )
     events = settings.events
     spec = ConsumerSpec.from_settings(
         durable, settings.worker_concurrency, events.worker_ack_wait_s, events
