@@ -35,6 +35,18 @@ def path_id(owner_id: uuid.UUID, session_tag: str, first_record_id: uuid.UUID) -
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryOutcome:
+    """What the LLM summariser (cairn.paths.summariser) made of a resolved path: its summary
+    (``by == "llm"``, with its model) or a failure (``by == "extractive"``, with the reason).
+    A path with an outcome is never sent again."""
+
+    by: str
+    at: datetime
+    model: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class StoredPath:
     """A path as its record holds it: the machine's state and what the machine does not
     need (when and by which record it started, its summary once resolved)."""
@@ -46,6 +58,8 @@ class StoredPath:
     trigger_record_id: uuid.UUID
     resolved_at: datetime | None = None
     resolution: Resolution | None = None
+    summariser: SummaryOutcome | None = None
+    extractive: Resolution | None = None  # the extractive summary the LLM's replaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +85,8 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         last_at=datetime.fromisoformat(last_at) if last_at else None,
     )
     resolved_at = context.get("resolved_at")
-    resolution = None
-    if context.get("kiss_summary"):
-        resolution = Resolution(
-            context["kiss_summary"],
-            context.get("root_cause") or "",
-            context.get("what_fixed_it") or "",
-            tuple(context.get("files") or ()),
-        )
+    resolution = _resolution_of(context, context)
+    extractive = context.get("extractive_summary")
     return StoredPath(
         record_id,
         context["session"],
@@ -87,12 +95,32 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         uuid.UUID(context["trigger_record_id"]),
         datetime.fromisoformat(resolved_at) if resolved_at else None,
         resolution,
+        _outcome_of(context.get("summariser")),
+        _resolution_of(extractive, context) if extractive else None,
     )
+
+
+def _resolution_of(summary: Mapping[str, Any], context: Mapping[str, Any]) -> Resolution | None:
+    if not summary.get("kiss_summary"):
+        return None
+    return Resolution(
+        summary["kiss_summary"],
+        summary.get("root_cause") or "",
+        summary.get("what_fixed_it") or "",
+        tuple(context.get("files") or ()),
+    )
+
+
+def _outcome_of(stored: Mapping[str, Any] | None) -> SummaryOutcome | None:
+    if not stored:
+        return None
+    at = datetime.fromisoformat(stored["at"])
+    return SummaryOutcome(stored["by"], at, stored.get("model"), stored.get("error"))
 
 
 def path_context(path: StoredPath) -> dict[str, Any]:
     state, resolution = path.state, path.resolution
-    return {
+    context: dict[str, Any] = {
         "session": path.session,
         "status": state.status.value,
         "signature": state.signature,
@@ -108,6 +136,23 @@ def path_context(path: StoredPath) -> dict[str, Any]:
         "what_fixed_it": resolution.what_fixed_it if resolution else None,
         "files": list(resolution.files) if resolution else [],
     }
+    if path.summariser is not None:  # only once the summariser was asked (see SummaryOutcome)
+        outcome = path.summariser
+        fields = {
+            "by": outcome.by,
+            "at": outcome.at.isoformat(),
+            "model": outcome.model,
+            "error": outcome.error,
+        }
+        context["summariser"] = {key: value for key, value in fields.items() if value is not None}
+    if path.extractive is not None:
+        extractive = path.extractive
+        context["extractive_summary"] = {
+            "kiss_summary": extractive.kiss_summary,
+            "root_cause": extractive.root_cause,
+            "what_fixed_it": extractive.what_fixed_it,
+        }
+    return context
 
 
 def waypoint_context(path: uuid.UUID, waypoint: NewWaypoint) -> dict[str, Any]:
