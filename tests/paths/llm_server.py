@@ -23,17 +23,21 @@ REPLY = {
 
 @dataclass
 class LlmServer:
-    """What the endpoint answers (``content``, ``status``, ``delay_s``) and what it was asked."""
+    """What the endpoint answers (``content`` or a ``refusal``, ``status``, ``delay_s``) and
+    what it was asked."""
 
     url: str = ""
     content: str = json.dumps(REPLY)
+    refusal: str | None = None
     status: int = 200
     delay_s: float = 0.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     released: asyncio.Event = field(default_factory=asyncio.Event)
 
     def completion(self, model: str) -> dict[str, Any]:
-        message = {"role": "assistant", "content": self.content}
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.refusal is not None:
+            message = {"role": "assistant", "content": None, "refusal": self.refusal}
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion",

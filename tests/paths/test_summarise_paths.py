@@ -182,6 +182,17 @@ async def test_a_reply_that_is_not_json_leaves_the_extractive_summary(
     assert context["root_cause"] == extractive["root_cause"]
 
 
+async def test_a_refusal_leaves_the_extractive_summary(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, llm: LlmServer
+) -> None:
+    llm.refusal = "I can't help\nwith that."
+    handlers = await _handlers(app, settings, _summariser(llm))
+    path_id = await _resolved_path(handlers, client, app)
+    context = await _deliver_path(handlers, app, path_id)
+    assert context["summariser"]["by"] == "extractive"
+    assert context["summariser"]["error"] == "refused: I can't help with that."
+
+
 async def test_off_by_default_nothing_is_sent(
     app: FastAPI, settings: Settings, client: httpx.AsyncClient, llm: LlmServer
 ) -> None:

@@ -72,6 +72,14 @@ def test_overlong_fields_are_clipped_to_the_schema() -> None:
         (json.dumps({"kiss_summary": "x", "root_cause": "y"}), "invalid reply: what_fixed_it"),
         (json.dumps(REPLY | {"kiss_summary": "  "}), "invalid reply: kiss_summary"),
         (json.dumps(["a list"]), "invalid reply: reply"),
+        (
+            json.dumps(REPLY | {"root_cause": "a\u0000b"}),
+            "invalid reply: root_cause: Value error, NUL",
+        ),
+        (
+            '{"kiss_summary": "\\ud800", "root_cause": "x", "what_fixed_it": "y"}',
+            "invalid reply: kiss_summary: Input should be a valid string",
+        ),
     ],
 )
 def test_an_unusable_reply_fails_with_a_short_reason(content: str, reason: str) -> None:

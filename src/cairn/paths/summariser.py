@@ -19,6 +19,7 @@ from typing import Annotated, Protocol
 import openai
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from cairn.api.input import text_problem
 from cairn.config import PathSettings
 from cairn.paths.machine import Waypoint
 from cairn.paths.summary import Resolution, WaypointNote
@@ -63,15 +64,26 @@ def _clipped(limit: int) -> AfterValidator:
     return AfterValidator(lambda text: text if len(text) <= limit else text[: limit - 1] + "…")
 
 
+def _storable(text: str) -> str:
+    """A NUL or a lone surrogate would fail the path's write, and the event would come back
+    to ask again: refused here, it is a failure like any other."""
+    if problem := text_problem(text):
+        raise ValueError(problem)
+    return text
+
+
+_Text = Annotated[str, Field(min_length=1), AfterValidator(_storable)]
+
+
 class _Reply(BaseModel):
     """The JSON object the LLM must answer; extra keys are ignored, overlong fields clipped
     to what the path's schema takes."""
 
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
-    kiss_summary: Annotated[str, Field(min_length=1), _clipped(MAX_KISS)]
-    root_cause: Annotated[str, Field(min_length=1), _clipped(MAX_ROOT_CAUSE)]
-    what_fixed_it: Annotated[str, Field(min_length=1), _clipped(MAX_FIX)]
+    kiss_summary: Annotated[_Text, _clipped(MAX_KISS)]
+    root_cause: Annotated[_Text, _clipped(MAX_ROOT_CAUSE)]
+    what_fixed_it: Annotated[_Text, _clipped(MAX_FIX)]
 
 
 class LlmSummariser:
@@ -104,7 +116,7 @@ class LlmSummariser:
             raise SummariserFailed("empty reply")
         message = completion.choices[0].message
         if message.refusal:
-            raise SummariserFailed(f"refused: {message.refusal}")
+            raise SummariserFailed(f"refused: {' '.join(message.refusal.split())}")
         reply = parse_reply(message.content or "")
         return Resolution(
             reply.kiss_summary, reply.root_cause, reply.what_fixed_it, extractive.files
