@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from tests.assembly.helpers import post
 from tests.paths.llm_server import REPLY, LlmServer, llm_server
+from tests.waiting import eventually
 
 from cairn.breadcrumbs import repository as breadcrumbs
 from cairn.breadcrumbs.generated import GeneratedWriter
@@ -23,14 +24,14 @@ from cairn.config import PathSettings, Settings
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
 from cairn.edges.builder import EdgeOptions
-from cairn.events.payloads import ChangeKind, change_event
+from cairn.events.payloads import STREAM_NAME, ChangeKind, change_event
 from cairn.paths.machine import PathState, Status
 from cairn.paths.store import StoredPath, write_path
 from cairn.paths.summariser import LlmSummariser, path_summariser
 from cairn.paths.summary import Resolution
 from cairn.principal import Principal
 from cairn.transforms import Transforms
-from cairn.worker.app import NoEmbedder
+from cairn.worker.app import NoEmbedder, worker_consumer
 from cairn.worker.handlers import Handlers
 
 FAILING = {
@@ -82,8 +83,11 @@ async def _event(app: FastAPI, record_id: uuid.UUID | str, kind: ChangeKind) -> 
     return change_event(kind, await _row(app, record_id), change=change).payload
 
 
-async def _resolved_path(handlers: Handlers, client: httpx.AsyncClient, app: FastAPI) -> str:
-    """A session driven to resolution through ``handlers``; its path's id."""
+async def _post_session(
+    client: httpx.AsyncClient, handled: Callable[[uuid.UUID], Awaitable[None]]
+) -> str:
+    """A session that resolves its path, each record ``handled`` before the next is posted
+    (workers may handle a burst in any order); the session's tag."""
     session = f"session:{uuid.uuid4().hex[:8]}"
     for context in (FAILING, EDIT, GREEN, GREEN, GREEN):
         body = dict(context)
@@ -91,13 +95,27 @@ async def _resolved_path(handlers: Handlers, client: httpx.AsyncClient, app: Fas
         record = await post(
             client, schema_name="tool.response.v1", title=title, tags=[session], context=body
         )
-        await handlers.handle_event(await _event(app, record, ChangeKind.created))
+        await handled(record)
+    return session
+
+
+async def _paths_of(app: FastAPI, session: str) -> list[tuple[uuid.UUID, dict[str, Any]]]:
     query = text(
-        "SELECT id FROM breadcrumbs WHERE schema_name = 'debug.path.v1'"
+        "SELECT id, context FROM breadcrumbs WHERE schema_name = 'debug.path.v1'"
         " AND context->>'session' = :session"
     )
     async with app.state.resources.system_engine.connect() as connection:
-        (path_id,) = (await connection.execute(query, {"session": session})).scalars().all()
+        rows = await connection.execute(query, {"session": session})
+        return [(row.id, dict(row.context)) for row in rows]
+
+
+async def _resolved_path(handlers: Handlers, client: httpx.AsyncClient, app: FastAPI) -> str:
+    """A session driven to resolution through ``handlers``; its path's id."""
+
+    async def handled(record: uuid.UUID) -> None:
+        await handlers.handle_event(await _event(app, record, ChangeKind.created))
+
+    ((path_id, _),) = await _paths_of(app, await _post_session(client, handled))
     return str(path_id)
 
 
@@ -228,3 +246,62 @@ async def test_a_path_written_resolved_elsewhere_is_summarised_from_its_created_
     assert context["summariser"]["by"] == "llm"
     assert context["kiss_summary"] == REPLY["kiss_summary"]
     assert "First error: KeyError: <s>" in llm.requests[0]["messages"][-1]["content"]
+
+
+async def _has_waypoint_from(app: FastAPI, record: uuid.UUID) -> bool:
+    query = text(
+        "SELECT 1 FROM breadcrumbs WHERE schema_name = 'debug.waypoint.v1'"
+        " AND context->>'source_record_id' = :source"
+    )
+    async with app.state.resources.system_engine.connect() as connection:
+        return (await connection.execute(query, {"source": str(record)})).first() is not None
+
+
+async def _has_consumer(js: Any, durable: str) -> bool:
+    try:
+        await js.consumer_info(STREAM_NAME, durable)
+    except Exception:
+        return False
+    return True
+
+
+async def test_the_worker_consumer_summarises_a_session_resolved_over_nats(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, llm: LlmServer
+) -> None:
+    """The wiring: records posted through the API, relayed over NATS to a worker consumer
+    built with a summariser, end as a path with the LLM's summary."""
+    resources = app.state.resources
+    builder = await asyncio.to_thread(
+        ContextBuilder.create,
+        settings,
+        resources.session_factory,
+        Transforms(settings.transforms),
+        NoEmbedder(),
+    )
+    durable = f"llm-{uuid.uuid4().hex[:8]}"
+    runner = worker_consumer(
+        settings,
+        resources.session_factory,
+        resources.nats,
+        builder,
+        durable=durable,
+        summariser=_summariser(llm),
+    )
+    task = asyncio.create_task(runner.run())
+    try:
+        await eventually(lambda: _has_consumer(resources.nats.jetstream(), durable))
+
+        async def handled(record: uuid.UUID) -> None:
+            await eventually(lambda: _has_waypoint_from(app, record), timeout=30)
+
+        session = await _post_session(client, handled)
+
+        async def summarised() -> bool:
+            found = await _paths_of(app, session)
+            return bool(found) and found[0][1].get("summariser", {}).get("by") == "llm"
+
+        await eventually(summarised, timeout=60)
+    finally:
+        await runner.stop()
+        await task
+    assert len(llm.requests) == 1
