@@ -9,6 +9,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx
+import openai
 import pytest
 from pydantic import SecretStr
 from tests.paths.test_schemas import path_context
@@ -21,7 +23,13 @@ from cairn.paths.machine import PathState, Status, Waypoint
 from cairn.paths.refinement import awaits_summary
 from cairn.paths.store import StoredPath, SummaryOutcome, path_from_context
 from cairn.paths.store import path_context as stored_context
-from cairn.paths.summariser import SummariserFailed, parse_reply, path_summariser, prompt_of
+from cairn.paths.summariser import (
+    LlmSummariser,
+    SummariserFailed,
+    parse_reply,
+    path_summariser,
+    prompt_of,
+)
 from cairn.paths.summary import Resolution, WaypointNote
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
@@ -141,3 +149,27 @@ def test_an_unknown_summariser_is_refused() -> None:
     with pytest.raises(InvalidInput) as raised:
         check_definition("debug.path.v1", context)
     assert raised.value.extra == {"path": "context.summariser.by"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<html>502 from the proxy</html>",
+        b'{"foo": 1}',
+        b'{"choices": []}',
+        b"[1, 2]",
+        b'{"choices": [{"message": {"content": 5}}]}',
+    ],
+)
+async def test_a_200_that_is_no_chat_completion_is_a_failure(body: bytes) -> None:
+    """The SDK does not validate what it reads, so Cairn does: else an AttributeError would
+    fail the step and the redelivered event would ask again."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    client = openai.AsyncOpenAI(base_url="http://llm.test/v1", api_key="k", http_client=http)
+    with pytest.raises(SummariserFailed) as failed:
+        await LlmSummariser(client, "m", 1.0).refine(_notes(1), EXTRACTIVE)
+    assert failed.value.reason == "invalid response: not a chat completion"

@@ -86,6 +86,36 @@ class _Reply(BaseModel):
     what_fixed_it: Annotated[_Text, _clipped(MAX_FIX)]
 
 
+class _Message(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _Choice(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    message: _Message
+
+
+class _Completion(BaseModel):
+    """What Cairn reads of a completion. The SDK builds its response objects without
+    validating them, so a server's odd 200 (plain text, an object without choices) would
+    surface as an AttributeError, and the event would come back to ask again."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    choices: list[_Choice] = Field(min_length=1)
+
+
+def _message_of(completion: object) -> _Message:
+    try:
+        return _Completion.model_validate(completion).choices[0].message
+    except ValidationError as error:
+        raise SummariserFailed("invalid response: not a chat completion") from error
+
+
 class LlmSummariser:
     """:class:`Summariser` over the ``openai`` SDK's async client."""
 
@@ -110,11 +140,11 @@ class LlmSummariser:
             raise SummariserFailed(f"HTTP {error.status_code}") from error
         except openai.APIConnectionError as error:
             raise SummariserFailed("connection failed") from error
-        except openai.OpenAIError as error:  # e.g. a 200 whose body is no completion
+        except openai.OpenAIError as error:
             raise SummariserFailed(f"invalid response ({type(error).__name__})") from error
-        if not completion.choices:
-            raise SummariserFailed("empty reply")
-        message = completion.choices[0].message
+        except json.JSONDecodeError as error:  # a 200 said to be JSON that is not
+            raise SummariserFailed("invalid response: not a chat completion") from error
+        message = _message_of(completion)
         if message.refusal:
             raise SummariserFailed(f"refused: {' '.join(message.refusal.split())}")
         reply = parse_reply(message.content or "")
