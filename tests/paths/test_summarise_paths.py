@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from prometheus_client import REGISTRY
 from sqlalchemy import text
 from tests.assembly.helpers import post
 from tests.paths.llm_server import REPLY, LlmServer, llm_server
@@ -119,6 +120,10 @@ async def _resolved_path(handlers: Handlers, client: httpx.AsyncClient, app: Fas
     return str(path_id)
 
 
+def _summaries(by: str) -> float:
+    return REGISTRY.get_sample_value("cairn_path_summaries_total", {"by": by}) or 0.0
+
+
 async def _deliver_path(handlers: Handlers, app: FastAPI, path_id: str) -> dict[str, Any]:
     """The path's latest event handled by ``handlers``; the path's context after."""
     await handlers.handle_event(await _event(app, path_id, ChangeKind.updated))
@@ -132,7 +137,9 @@ async def test_a_resolved_path_gets_the_llms_summary(
     path_id = await _resolved_path(handlers, client, app)
     extractive = dict((await _row(app, path_id))["context"])
     assert extractive["status"] == "resolved" and "summariser" not in extractive
+    before = _summaries("llm")
     context = await _deliver_path(handlers, app, path_id)
+    assert _summaries("llm") == before + 1
     assert context["summariser"]["by"] == "llm" and context["summariser"]["model"] == MODEL
     assert {key: context[key] for key in REPLY} == REPLY
     assert context["extractive_summary"] == {
@@ -180,7 +187,9 @@ async def test_an_http_error_leaves_the_extractive_summary(
     handlers = await _handlers(app, settings, _summariser(llm))
     path_id = await _resolved_path(handlers, client, app)
     extractive = dict((await _row(app, path_id))["context"])
+    before = _summaries("extractive")
     context = await _deliver_path(handlers, app, path_id)
+    assert _summaries("extractive") == before + 1
     assert context["summariser"]["by"] == "extractive"
     assert context["summariser"]["error"] == "HTTP 500"
     assert context["what_fixed_it"] == extractive["what_fixed_it"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from prometheus_client import Counter, Histogram
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.breadcrumbs import repository as breadcrumbs
@@ -33,6 +34,18 @@ from cairn.paths.summary import Resolution, WaypointNote, summarise
 log = logging.getLogger(__name__)
 
 MAX_MODEL = 200  # the schema's maxLength of summariser.model
+
+SUMMARIES = Counter(
+    "cairn_path_summaries_total",
+    "Resolved debug paths sent to the LLM summariser, by whose summary they keep (llm, or "
+    "extractive: the request failed, the reason is on the path)",
+    ["by"],
+)
+SUMMARY_SECONDS = Histogram(
+    "cairn_path_summariser_seconds",
+    "Time of one request to the LLM summariser, failures included",
+    buckets=(0.5, 1, 2, 5, 10, 20, 30, 60),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +81,13 @@ async def ask(summariser: Summariser, path: StoredPath, notes: Sequence[Waypoint
     """The LLM's summary of the path, or why there is none; never raises for the LLM's sake."""
     extractive = path.resolution or summarise(notes)
     try:
-        summary = await summariser.refine(notes, extractive)
+        with SUMMARY_SECONDS.time():
+            summary = await summariser.refine(notes, extractive)
     except SummariserFailed as failed:
         log.warning("summariser: path %s keeps its extractive summary: %s", path.id, failed)
+        SUMMARIES.labels("extractive").inc()
         return Asked(SummaryOutcome("extractive", _now(), error=failed.reason))
+    SUMMARIES.labels("llm").inc()
     return Asked(SummaryOutcome("llm", _now(), model=summariser.model[:MAX_MODEL]), summary)
 
 
