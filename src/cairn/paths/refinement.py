@@ -103,12 +103,9 @@ async def record_outcome(writer: GeneratedWriter, path_id: uuid.UUID, asked: Ask
     if row is None or not awaits_summary(row):
         return False
     current = path_from_context(path_id, row["context"])
-    if asked.summary is None:
-        updated = replace(current, summariser=asked.outcome)
-    else:
-        extractive = current.resolution
-        updated = replace(current, resolution=asked.summary, extractive=extractive)
-        updated = replace(updated, summariser=asked.outcome)
+    updated = replace(current, summariser=asked.outcome)
+    if asked.summary is not None:  # the LLM's summary, Cairn's kept beside it
+        updated = replace(updated, resolution=asked.summary, extractive=current.resolution)
     await write_path(writer, updated)
     return True
 
