@@ -142,7 +142,7 @@ async def test_a_resolved_path_gets_the_llms_summary(
     assert _summaries("llm") == before + 1
     assert context["summariser"]["by"] == "llm" and context["summariser"]["model"] == MODEL
     assert {key: context[key] for key in REPLY} == REPLY
-    assert context["extractive_summary"] == {
+    assert context["replaced_summary"] == {
         key: extractive[key] for key in ("kiss_summary", "root_cause", "what_fixed_it")
     }
     assert context["files"] == extractive["files"]  # the LLM names none of its own
@@ -175,7 +175,7 @@ async def test_a_timeout_leaves_the_extractive_summary_with_its_reason(
     assert context["summariser"]["by"] == "extractive"
     assert context["summariser"]["error"] == "timeout after 0.3 s"
     assert context["kiss_summary"] == extractive["kiss_summary"]
-    assert "extractive_summary" not in context
+    assert "replaced_summary" not in context
     await _deliver_path(handlers, app, path_id)  # one attempt per resolution
     assert len(llm.requests) == 1
 
@@ -254,7 +254,10 @@ async def test_a_path_written_resolved_elsewhere_is_summarised_from_its_created_
     context = dict((await _row(app, path.id))["context"])
     assert context["summariser"]["by"] == "llm"
     assert context["kiss_summary"] == REPLY["kiss_summary"]
-    assert "First error: KeyError: <s>" in llm.requests[0]["messages"][-1]["content"]
+    prompt = llm.requests[0]["messages"][-1]["content"]
+    assert "First error: KeyError: <s>" in prompt
+    assert "What fixed it as recorded: add the key" in prompt  # an agent's own words, say
+    assert context["replaced_summary"]["what_fixed_it"] == "add the key"
 
 
 async def _has_waypoint_from(app: FastAPI, record: uuid.UUID) -> bool:

@@ -52,7 +52,8 @@ def test_the_prompt_names_the_first_error_the_attempts_the_fix_and_the_files() -
     prompt = prompt_of(_notes(2), EXTRACTIVE)
     assert prompt.splitlines()[0] == "First error: KeyError: 'sku' (`pytest -q`) [tests/t.py]"
     assert "- Edit line 0 (`edit`) [src/cart.py]" in prompt
-    assert "Last attempt before the success run: add the key" in prompt
+    assert "What fixed it as recorded: add the key" in prompt
+    assert "Root cause as recorded: KeyError: 'sku'" in prompt
     assert prompt.endswith("Files: src/cart.py")
 
 
@@ -125,7 +126,7 @@ def _path(**overrides: Any) -> StoredPath:
 @pytest.mark.parametrize(
     "outcome",
     [
-        {"summariser": SummaryOutcome("llm", NOW, model="m"), "extractive": EXTRACTIVE},
+        {"summariser": SummaryOutcome("llm", NOW, model="m"), "replaced": EXTRACTIVE},
         {"summariser": SummaryOutcome("extractive", NOW, error="HTTP 500")},
     ],
 )

@@ -6,7 +6,7 @@ Three phases, so that no transaction (nor the session's lock) is held while the 
 read the path and its waypoints (:func:`pending`), ask the LLM outside any transaction
 (:func:`ask`), then write the outcome in a new transaction under the session's lock, only if
 the path is still resolved and has none (:func:`record_outcome`). The outcome is written
-either way (the LLM's summary, or the failure's reason with the extractive summary standing),
+either way (the LLM's summary, or the failure's reason with the recorded summary standing),
 so each resolution is sent once: a redelivered event, or the event of the outcome's own
 write, finds it and stops.
 """
@@ -79,12 +79,12 @@ async def pending(
 
 async def ask(summariser: Summariser, path: StoredPath, notes: Sequence[WaypointNote]) -> Asked:
     """The LLM's summary of the path, or why there is none; never raises for the LLM's sake."""
-    extractive = path.resolution or summarise(notes)
+    recorded = path.resolution or summarise(notes)
     try:
         with SUMMARY_SECONDS.time():
-            summary = await summariser.refine(notes, extractive)
+            summary = await summariser.refine(notes, recorded)
     except SummariserFailed as failed:
-        log.warning("summariser: path %s keeps its extractive summary: %s", path.id, failed)
+        log.warning("summariser: path %s keeps its summary: %s", path.id, failed)
         SUMMARIES.labels("extractive").inc()
         return Asked(SummaryOutcome("extractive", _now(), error=failed.reason))
     SUMMARIES.labels("llm").inc()
@@ -105,7 +105,7 @@ async def record_outcome(writer: GeneratedWriter, path_id: uuid.UUID, asked: Ask
     current = path_from_context(path_id, row["context"])
     updated = replace(current, summariser=asked.outcome)
     if asked.summary is not None:  # the LLM's summary, Cairn's kept beside it
-        updated = replace(updated, resolution=asked.summary, extractive=current.resolution)
+        updated = replace(updated, resolution=asked.summary, replaced=current.resolution)
     await write_path(writer, updated)
     return True
 

@@ -59,7 +59,7 @@ class StoredPath:
     resolved_at: datetime | None = None
     resolution: Resolution | None = None
     summariser: SummaryOutcome | None = None
-    extractive: Resolution | None = None  # the extractive summary the LLM's replaced
+    replaced: Resolution | None = None  # the summary the LLM's replaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
     )
     resolved_at = context.get("resolved_at")
     resolution = _resolution_of(context, context)
-    extractive = context.get("extractive_summary")
+    replaced = context.get("replaced_summary")
     return StoredPath(
         record_id,
         context["session"],
@@ -95,8 +95,8 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         uuid.UUID(context["trigger_record_id"]),
         datetime.fromisoformat(resolved_at) if resolved_at else None,
         resolution,
-        _outcome_of(context.get("summariser")),
-        _resolution_of(extractive, context) if extractive else None,
+        summariser=_outcome_of(context.get("summariser")),
+        replaced=_resolution_of(replaced, context) if replaced else None,
     )
 
 
@@ -145,12 +145,12 @@ def path_context(path: StoredPath) -> dict[str, Any]:
             "error": outcome.error,
         }
         context["summariser"] = {key: value for key, value in fields.items() if value is not None}
-    if path.extractive is not None:
-        extractive = path.extractive
-        context["extractive_summary"] = {
-            "kiss_summary": extractive.kiss_summary,
-            "root_cause": extractive.root_cause,
-            "what_fixed_it": extractive.what_fixed_it,
+    if path.replaced is not None:
+        replaced = path.replaced
+        context["replaced_summary"] = {
+            "kiss_summary": replaced.kiss_summary,
+            "root_cause": replaced.root_cause,
+            "what_fixed_it": replaced.what_fixed_it,
         }
     return context
 

@@ -1,13 +1,15 @@
 """The optional LLM summariser of a resolved debug path: any OpenAI-compatible chat-completions
-endpoint (``settings.paths.summariser_url``) rewrites the extractive summary from the path's
-waypoints. Off unless configured.
+endpoint (``settings.paths.summariser_url``) rewrites the recorded summary (Cairn's extractive
+one, or an agent's words from an explicit resolution) from the path's waypoints. Off unless
+configured.
 
 What leaves the machine: the waypoints' one-line summaries (error signatures, record titles),
-the commands and the file names they mention, and the extractive summary, nothing else.
+the commands and the file names they mention, and the path's recorded root cause and fix;
+nothing else.
 
 One request per resolution and no retries (the timeout bounds the whole call): a failure of any
 kind is a :class:`SummariserFailed` with a short reason that the path records, and the
-extractive summary stands.
+recorded summary stands.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class SummariserFailed(Exception):
 class Summariser(Protocol):
     model: str
 
-    async def refine(self, notes: Sequence[WaypointNote], extractive: Resolution) -> Resolution:
+    async def refine(self, notes: Sequence[WaypointNote], recorded: Resolution) -> Resolution:
         """The path's summary as the LLM writes it; raises :class:`SummariserFailed`."""
         ...
 
@@ -124,13 +126,13 @@ class LlmSummariser:
         self.model = model
         self.timeout_s = timeout_s
 
-    async def refine(self, notes: Sequence[WaypointNote], extractive: Resolution) -> Resolution:
+    async def refine(self, notes: Sequence[WaypointNote], recorded: Resolution) -> Resolution:
         try:
             completion = await self.client.chat.completions.create(
                 model=self.model,
                 messages=[
                     {"role": "system", "content": SYSTEM_PROMPT},
-                    {"role": "user", "content": prompt_of(notes, extractive)},
+                    {"role": "user", "content": prompt_of(notes, recorded)},
                 ],
                 temperature=0,
             )
@@ -148,9 +150,7 @@ class LlmSummariser:
         if message.refusal:
             raise SummariserFailed(f"refused: {' '.join(message.refusal.split())}")
         reply = parse_reply(message.content or "")
-        return Resolution(
-            reply.kiss_summary, reply.root_cause, reply.what_fixed_it, extractive.files
-        )
+        return Resolution(reply.kiss_summary, reply.root_cause, reply.what_fixed_it, recorded.files)
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -171,13 +171,14 @@ def path_summariser(settings: PathSettings) -> LlmSummariser | None:
     return LlmSummariser(client, settings.summariser_model, settings.summariser_timeout_s)
 
 
-def prompt_of(notes: Sequence[WaypointNote], extractive: Resolution) -> str:
-    """The user message: the first error, the attempts, the last attempt before the success
-    run (the extractive ``what_fixed_it``), the files."""
+def prompt_of(notes: Sequence[WaypointNote], recorded: Resolution) -> str:
+    """The user message: the first error, the attempts, the recorded root cause and fix (the
+    last attempt before the success run, or an agent's own words when it resolved the path
+    explicitly), the files."""
     errors = [n for n in notes if n.kind is Waypoint.ERROR]
     attempts = [n for n in notes if n.kind in (Waypoint.ATTEMPT, Waypoint.REVERT)]
     discoveries = [n for n in notes if n.kind is Waypoint.DISCOVERY]
-    lines = [f"First error: {_line(errors[0]) if errors else extractive.root_cause}"]
+    lines = [f"First error: {_line(errors[0]) if errors else recorded.root_cause}"]
     if discoveries:
         lines.append(f"Noted along the way: {_line(discoveries[-1])}")
     lines.append(f"Attempts, in order ({len(attempts)}):")
@@ -185,8 +186,9 @@ def prompt_of(notes: Sequence[WaypointNote], extractive: Resolution) -> str:
     if skipped > 0:
         lines.append(f"- ({skipped} earlier attempts left out)")
     lines += [f"- {_line(n)}" for n in attempts[-MAX_ATTEMPTS:]] or ["- none recorded"]
-    lines.append(f"Last attempt before the success run: {extractive.what_fixed_it}")
-    lines.append(f"Files: {', '.join(extractive.files) or 'none named'}")
+    lines.append(f"Root cause as recorded: {recorded.root_cause}")
+    lines.append(f"What fixed it as recorded: {recorded.what_fixed_it}")
+    lines.append(f"Files: {', '.join(recorded.files) or 'none named'}")
     return "\n".join(lines)
 
 
