@@ -26,22 +26,96 @@ session's ``kinds`` say so (``judgement``) and the comment next to it says why.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from debug_paths_corpus import RES, A, D, E, F, H, P, R, S, Step, call, edit, note, path, run
-from debug_paths_corpus import session as _session
-
 OUT = Path(__file__).resolve().parent / "debug_paths" / "heldout.json"
+
+Step = dict[str, Any]
+
+# The record builders of debug_paths_corpus.py, copied so that the held-out set stays as it
+# was written when that builder changes.
+
+
+def run(
+    command: str,
+    output: str,
+    exit_code: int,
+    expect: list[str],
+    *,
+    group: str | None = None,
+    gap: int = 1,
+    title: str | None = None,
+    **extra: Any,
+) -> Step:
+    """A tool response: a command that ran, its output and exit code."""
+    record = {
+        "schema_name": "tool.response.v1",
+        "title": title or f"ran {command}",
+        "tags": ["tool:shell"],
+        "context": {"command": command, "exit_code": exit_code, "output": output, **extra},
+    }
+    return _step(record, expect, group, gap)
+
+
+def call(tool: str, title: str, expect: list[str], *, gap: int = 1, **context: Any) -> Step:
+    """A tool call with no outcome of its own (an edit, a read, a command about to run)."""
+    record = {
+        "schema_name": "tool.call.v1",
+        "title": title,
+        "tags": [f"tool:{tool}"],
+        "context": {"tool": tool, **context},
+    }
+    return _step(record, expect, None, gap)
+
+
+def note(text: str, expect: list[str], *, tags: tuple[str, ...] = (), gap: int = 1) -> Step:
+    """Something the agent wrote down."""
+    record = {
+        "schema_name": "agent.note.v1",
+        "title": text.split(".")[0][:80],
+        "tags": ["note", *tags],
+        "context": {"content": text},
+    }
+    return _step(record, expect, None, gap)
+
+
+def edit(path: str, what: str, expect: list[str], *, gap: int = 1) -> Step:
+    return call("edit_file", f"edit {path}: {what}", expect, gap=gap, path=path, change=what)
+
+
+def _step(record: dict[str, Any], expect: list[str], group: str | None, gap: int) -> Step:
+    step: Step = {"record": record, "expect": expect, "gap": gap}
+    if group is not None:
+        step["group"] = group
+    return step
 
 
 def session(
     sid: str, kinds: list[str], paths: list[dict[str, Any]], steps: list[Step], **more: Any
 ) -> dict[str, Any]:
-    return _session(sid, kinds, paths, steps, **more)
+    return {"id": sid, "kinds": kinds, "paths": paths, "steps": steps, **more}
+
+
+def path(group: str, end: str, fix: str | None = None) -> dict[str, Any]:
+    """``fix``: a word the "what fixed it" of a resolved path should name."""
+    out: dict[str, Any] = {"group": group, "end": end}
+    if fix is not None:
+        out["fix"] = fix
+    return out
+
+
+E, F, P, S, A, H, D, R = (
+    "error",
+    "failure",
+    "pivot",
+    "success",
+    "attempt",
+    "hypothesis",
+    "discovery",
+    "revert",
+)
+RES = [S, "resolution"]
 
 
 def respond(
