@@ -30,9 +30,9 @@ from typing import Any
 from sse_starlette import ServerSentEvent
 
 from cairn.events.selectors import Selector
+from cairn.paths.repository import PATH_SCHEMA, WAYPOINT_SCHEMA
 from cairn.stream.frames import SEPARATOR, frame_bytes
 
-PATH_SCHEMA, WAYPOINT_SCHEMA = "debug.path.v1", "debug.waypoint.v1"
 CREATED, UPDATED = "breadcrumb.created", "breadcrumb.updated"
 _CLOSED = {"resolved": "path_resolved", "abandoned": "path_abandoned"}
 _RESOLUTION = ("kiss_summary", "root_cause", "what_fixed_it", "files")
@@ -49,7 +49,7 @@ def path_frame(event: Mapping[str, Any]) -> dict[str, Any] | None:
     status = context.get("status")
     if kind == CREATED and status == "active":
         frame_type = "path_started"
-    elif kind in (CREATED, UPDATED) and status in _CLOSED:
+    elif kind in (CREATED, UPDATED) and isinstance(status, str) and status in _CLOSED:
         frame_type = _CLOSED[status]
     else:
         return None
