@@ -155,9 +155,14 @@ def path_context(path: StoredPath) -> dict[str, Any]:
     return context
 
 
-def waypoint_context(path: uuid.UUID, waypoint: NewWaypoint) -> dict[str, Any]:
+def waypoint_context(
+    path: uuid.UUID, waypoint: NewWaypoint, session: str | None = None
+) -> dict[str, Any]:
+    """``session`` (the path's ``session:*`` tag) lets a waypoint's event stand on its own:
+    the stream's ``path_waypoint`` frame is made from it without reading the path."""
     return {
         "path_id": str(path),
+        "session": session,
         "sequence": waypoint.sequence,
         "type": waypoint.kind.value,
         "summary": waypoint.summary,
@@ -190,7 +195,11 @@ async def write_path(writer: GeneratedWriter, path: StoredPath) -> Row:
 
 
 async def write_waypoints(
-    writer: GeneratedWriter, path: uuid.UUID, waypoints: Sequence[NewWaypoint]
+    writer: GeneratedWriter,
+    path: uuid.UUID,
+    waypoints: Sequence[NewWaypoint],
+    *,
+    session: str | None = None,
 ) -> list[uuid.UUID]:
     """Each waypoint's record (one per source record and type); their ids."""
     owner, written = writer.principal.owner_id, []
@@ -200,7 +209,7 @@ async def write_waypoints(
             schema_name=WAYPOINT_SCHEMA,
             title=f"{waypoint.kind.value}: {waypoint.summary}"[:200],
             tags=["debug:waypoint", f"path:{path}"],
-            context=waypoint_context(path, waypoint),
+            context=waypoint_context(path, waypoint, session),
         )
         await writer.put_generated(ident, body, unless_later=None)
         written.append(ident)
