@@ -97,6 +97,7 @@ TRACEBACK = "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyErr
         ("./run_tests", "All 21 tests passed\n"),
         ("make check", "# TOTAL: 6\n# PASS:  6\n# SKIP:  0\n# XFAIL: 0\n# FAIL:  0\n# ERROR: 0\n"),
         ("cargo test", "test result: ok. 8 passed; 0 failed; 0 ignored"),
+        ("python -m unittest", "......\n------\nRan 6 tests in 0.004s\n\nOK\n"),
     ],
 )
 def test_green_runs_of_the_common_test_runners(command: str, output: str) -> None:
@@ -109,17 +110,11 @@ def test_green_runs_of_the_common_test_runners(command: str, output: str) -> Non
 @pytest.mark.parametrize(
     ("command", "output"),
     [
-        (
-            "go test ./...",
-            "--- FAIL: TestTax (0.00s)\nFAIL\tex.org/shop/tax\t0.01s\n"
-            "ok  \tex.org/shop/cart\t0.02s",
-        ),
         ("bundle exec rspec", "12 examples, 2 failures\n"),
         ("mvn test", "Tests run: 40, Failures: 0, Errors: 1, Skipped: 0\n"),
         ("gradle test", "Tests run: 40, Failures: 3, Errors: 0\n"),
         ("npx jest", "Tests:       1 failed, 8 passed, 9 total\n"),
         ("make check", "# TOTAL: 6\n# PASS:  5\n# FAIL:  1\n"),
-        ("prove -v t/", "ok 1 - parses\nnot ok 2 - rounds\n"),
     ],
 )
 def test_a_run_with_failures_is_never_green_whatever_its_exit_code(
@@ -129,6 +124,24 @@ def test_a_run_with_failures_is_never_green_whatever_its_exit_code(
     assert (signal.kind, signal.evidence, signal.tests_passed) == (
         Kind.ERROR, "failing tests", False,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "output"),
+    [
+        (
+            "go test ./...",
+            "--- FAIL: TestTax (0.00s)\nFAIL\tex.org/shop/tax\t0.01s\n"
+            "ok  \tex.org/shop/cart\t0.02s",
+        ),
+        ("prove -v t/", "ok 1 - parses\nnot ok 2 - rounds\n1..2\n"),
+    ],
+)
+def test_a_failed_test_line_keeps_a_run_from_being_green(command: str, output: str) -> None:
+    failed = classify(record(command=command, exit_code=1, output=output))
+    assert failed.kind is Kind.ERROR
+    printed = classify(record(command="cat ci.log", exit_code=0, output=output))
+    assert (printed.kind, printed.tests_passed) == (Kind.SUCCESS, False)
 
 
 def test_a_build_that_skipped_its_tests_or_ran_none_is_no_green_test_run() -> None:

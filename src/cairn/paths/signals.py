@@ -13,10 +13,11 @@ default is deterministic).
 - **success**: a test run with passes and no failures (counts on its own: pytest/jest/mocha
   ``N passed``, ``All N tests passed``, cargo ``test result: ok``, go test's ``ok  <pkg>``
   lines or ``PASS``, rspec ``N examples, 0 failures``, JUnit ``Tests run: N, Failures: 0,
-  Errors: 0``, automake's ``# PASS: N`` with ``# FAIL: 0``, Gradle/Maven ``BUILD
-  SUCCESS(FUL)`` of a task that runs the tests), or ``exit_code`` 0 / ``status`` ok of a
-  command (counts only for a program that failed earlier in the path: :mod:`.machine`
-  decides, with :func:`program`);
+  Errors: 0``, automake's ``# PASS: N`` with ``# FAIL: 0``, unittest's ``Ran N tests``
+  then ``OK``, Gradle/Maven ``BUILD SUCCESS(FUL)`` of a task that runs the tests; never with
+  a failure line beside it), or ``exit_code`` 0 / ``status`` ok of a command (counts only
+  for a program that failed earlier in the path: :mod:`.machine` decides, with
+  :func:`program`);
 - **revert**: a command that undoes work (``git revert``, ``git restore``, ``git checkout --``);
 - **hypothesis** / **discovery**: a record tagged so (``hypothesis``, ``debug:hypothesis``,
   ...) or a note that starts with the word; a note (no command) that opens as a guess does
@@ -44,18 +45,21 @@ MAX_TEXT = 20_000  # characters of a record read for signals: error lines come e
 _TESTS_FAILED = re.compile(
     r"(?<!ERROR SUMMARY: )\b[1-9]\d* (?:failed|failing|errors?|failures?)\b"
     r"|\btest result: FAILED\b"
-    r"|^--- FAIL: |^FAIL(?:\s|$)"  # go test
     r"|\b(?:Failures|Errors): [1-9]"  # JUnit / Maven / Gradle
-    r"|^# (?:FAIL|ERROR|XPASS): +[1-9]"  # automake's test-suite summary
-    r"|^not ok \d+(?! .*# TODO)",  # TAP
+    r"|^# (?:FAIL|ERROR|XPASS): +[1-9]",  # automake's test-suite summary
     re.M,
 )
+# A failed test in a format that has no count (go test's FAIL lines, TAP's "not ok"): the
+# run is not green, but the lines alone (a log printed by a command that worked) are data;
+# a failing go test or prove exits non-zero, which says it.
+_TEST_FAILED = re.compile(r"^--- FAIL: |^FAIL(?:\s|$)|^not ok \d+(?! .*# TODO)", re.M)
 _TESTS_PASSED = re.compile(
     r"\b[1-9]\d* (?:tests? )?(?:passed|passing)\b|\ball tests passed\b|\btest result: ok\b"
     r"|^ok\s+\S+\s+(?:\d+(?:\.\d+)?s|\(cached\))|^PASS$"  # go test
     r"|\b[1-9]\d* examples?, 0 failures\b"  # rspec
     r"|\bTests run: [1-9]\d*, Failures: 0, Errors: 0\b"  # JUnit / Maven / Gradle
-    r"|^# PASS: +[1-9]",  # automake
+    r"|^# PASS: +[1-9]"  # automake
+    r"|^Ran [1-9]\d* tests? in \S+\s+OK\b",  # Python's unittest
     re.M | re.I,
 )
 # Gradle's build/check/test and Maven's test/package/verify/install run the tests and stop
@@ -181,7 +185,8 @@ def _error_evidence(context: Mapping[str, Any], text: str, command: str | None) 
 
 
 def _success_evidence(context: Mapping[str, Any], text: str, command: str | None) -> str | None:
-    if _TESTS_PASSED.search(text) or _build_ran_tests(text, command):
+    green = _TESTS_PASSED.search(text) or _build_ran_tests(text, command)
+    if green and not _TEST_FAILED.search(text):
         return "tests passed"
     code = context.get("exit_code", context.get("returncode"))
     if code == 0 and not isinstance(code, bool):
