@@ -1,0 +1,38 @@
+"""Prior fixes: the indexes the ``paths`` seed source probes.
+
+For a trigger that reports an error, the source (cairn.context.sources.paths) looks up the
+tenant's resolved paths with the same error signature, and the waypoints that met it (an
+error a path pivoted away from), then scores the tenant's resolved paths by the words of
+their error lines: a scan of this partial index, not of the tenant's records. No new table
+and no extension (the embedded PostgreSQL has no contrib modules).
+
+Revision ID: 0020
+Revises: 0018
+Create Date: 2026-11-26
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0020"
+down_revision: str | None = "0018"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+INDEXES = {
+    "ix_debug_paths_resolved": "(owner_id, (context->>'signature'))"
+    " WHERE schema_name = 'debug.path.v1' AND context->>'status' = 'resolved'",
+    "ix_debug_waypoints_signature": "(owner_id, (context->>'signature'))"
+    " WHERE schema_name = 'debug.waypoint.v1' AND context->>'signature' IS NOT NULL",
+}
+
+
+def upgrade() -> None:
+    for name, definition in INDEXES.items():
+        op.execute(f"CREATE INDEX {name} ON breadcrumbs {definition}")
+
+
+def downgrade() -> None:
+    for name in INDEXES:
+        op.execute(f"DROP INDEX IF EXISTS {name}")
