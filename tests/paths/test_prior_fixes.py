@@ -227,3 +227,49 @@ async def _another_tenants_path(app: FastAPI, signature: str) -> uuid.UUID:
             },
         )  # fmt: skip
     return record_id
+
+
+async def test_an_error_the_path_pivoted_away_from_counts_as_the_same(
+    app: FastAPI, client: httpx.AsyncClient, handlers: Handlers, db: AsyncEngine,
+    tenant: uuid.UUID,
+) -> None:  # fmt: skip
+    """A's path met the import error first, then the assertion it resolved: its signature
+    is the assertion's, one of its waypoints has the import error's."""
+    world = World(app, client, handlers, tenant)
+    await world.agent("fixer", {"paths": {"enabled": True}})
+    a = _session()
+    for context in (_no_module("/home/a/shop", 3), failing("tests/test_cart.py", 3, 4)):
+        await world.step(a, context)
+    for context in (FIX, GREEN, GREEN, GREEN):
+        await world.step(a, context)
+    path_id, path = await _resolved_path(db, a)
+    assert "AssertionError" in path["signature"]
+    b = _session()
+    await world.step(b, _no_module("/srv/ci/run-71/shop", 9), ASK)
+    (seed,) = _prior_fixes(await world.context_of("fixer", b, db))
+    assert seed["detail"] == f"prior fix: path {path_id}, same error signature"
+
+
+def _no_module(root: str, line: int) -> dict[str, Any]:
+    output = (
+        f"ImportError while loading conftest '{root}/tests/conftest.py'.\n"
+        f"tests/conftest.py:{line}: in <module>\n    import yaml\n"
+        "E   ModuleNotFoundError: No module named 'yaml'\n"
+    )
+    return {"command": "pytest -q", "exit_code": 4, "output": output}
+
+
+async def test_the_lookups_probe_their_indexes(db: AsyncEngine) -> None:
+    """The schema names are literals, so the partial indexes of migration 0020 fit: the
+    tenant's resolved paths and the waypoints of one signature, never a scan of records."""
+    from cairn.context.sources.paths import _PRIOR_FIXES
+
+    params = {
+        "owner": uuid.uuid4(), "signature": "KeyError: 'user_id'", "words": "KeyError user_id",
+        "excluded": [], "floor": 0.375, "limit": 8,
+    }  # fmt: skip
+    async with db.connect() as connection:
+        await connection.execute(text("SET LOCAL enable_seqscan = off"))
+        rows = await connection.execute(text(f"EXPLAIN {_PRIOR_FIXES}"), params)
+        plan = "\n".join(row[0] for row in rows)
+    assert "ix_debug_paths_resolved" in plan and "ix_debug_waypoints_signature" in plan
