@@ -1,10 +1,11 @@
-"""Prior fixes: the indexes the ``paths`` seed source probes.
+"""Prior fixes: the index the ``paths`` seed source scans.
 
-For a trigger that reports an error, the source (cairn.context.sources.paths) looks up the
-tenant's resolved paths with the same error signature, and the waypoints that met it (an
-error a path pivoted away from), then scores the tenant's resolved paths by the words of
-their error lines: a scan of this partial index, not of the tenant's records. No new table
-and no extension (the embedded PostgreSQL has no contrib modules).
+For a trigger that reports an error, the source (cairn.context.sources.paths) reads the
+tenant's resolved paths, newest first, for the same error signature and for the words of
+their error lines: a scan of this partial index, not of the tenant's records. (Under
+row-level security an index on ``context->>'signature'`` would not be used: the operator is
+not leakproof.) No new table and no extension (the embedded PostgreSQL has no contrib
+modules).
 
 Revision ID: 0020
 Revises: 0018
@@ -21,10 +22,8 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 INDEXES = {
-    "ix_debug_paths_resolved": "(owner_id, (context->>'signature'))"
+    "ix_debug_paths_resolved": "(owner_id, updated_at DESC)"
     " WHERE schema_name = 'debug.path.v1' AND context->>'status' = 'resolved'",
-    "ix_debug_waypoints_signature": "(owner_id, (context->>'signature'))"
-    " WHERE schema_name = 'debug.waypoint.v1' AND context->>'signature' IS NOT NULL",
 }
 
 

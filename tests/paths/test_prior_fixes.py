@@ -259,17 +259,21 @@ def _no_module(root: str, line: int) -> dict[str, Any]:
     return {"command": "pytest -q", "exit_code": 4, "output": output}
 
 
-async def test_the_lookups_probe_their_indexes(db: AsyncEngine) -> None:
-    """The schema names are literals, so the partial indexes of migration 0020 fit: the
-    tenant's resolved paths and the waypoints of one signature, never a scan of records."""
-    from cairn.context.sources.paths import _PRIOR_FIXES
+async def test_the_lookup_scans_the_resolved_paths_only(app: FastAPI, tenant: uuid.UUID) -> None:
+    """The schema name is a literal, so the partial index of migration 0020 fits, also
+    as the application role under row-level security: the tenant's resolved paths, never
+    a scan of its records."""
+    from cairn.context.sources.paths import _PRIOR_FIXES, SCANNED
 
     params = {
-        "owner": uuid.uuid4(), "signature": "KeyError: 'user_id'", "words": "KeyError user_id",
-        "excluded": [], "floor": 0.375, "limit": 8,
+        "owner": tenant, "signature": "KeyError: 'user_id'", "words": "KeyError user_id",
+        "excluded": [], "floor": 0.375, "limit": 8, "scanned": SCANNED,
     }  # fmt: skip
-    async with db.connect() as connection:
-        await connection.execute(text("SET LOCAL enable_seqscan = off"))
-        rows = await connection.execute(text(f"EXPLAIN {_PRIOR_FIXES}"), params)
+    resources = app.state.resources
+    async with tenant_session(resources.session_factory, tenant) as session:
+        await session.execute(text("SET LOCAL enable_seqscan = off"))
+        rows = await session.execute(text(f"EXPLAIN {_PRIOR_FIXES}"), params)
         plan = "\n".join(row[0] for row in rows)
-    assert "ix_debug_paths_resolved" in plan and "ix_debug_waypoints_signature" in plan
+    scans = [line for line in plan.splitlines() if " on breadcrumbs" in line]
+    assert len(scans) == 2
+    assert all("using ix_debug_paths_resolved" in line for line in scans), plan

@@ -4,17 +4,20 @@ a similar one, are seeds: the next agent that meets the error is told what fixed
 
 Matching, cheapest first:
 
-- **same error signature**: the path's signature, or that of any of its problem waypoints
-  (an error it pivoted away from is still an error it got past), equals the trigger's —
-  an index probe each (migration 0020);
+- **same error signature**: the path's signature (the error it resolved) or its root cause
+  (the error it started from, unless the agent noted a discovery) equals the trigger's;
 - **similar error**: the share of the words of the trigger's error line (its signature,
-  masks left out) that the path's signature or root cause contains, at least
-  ``min_similarity``. PostgreSQL's own text parser splits both sides (``'simple'``: no
-  stemming, an error's words are identifiers). Paths have no embedding, ``llm_text``,
-  lexemes or keyword pointers (breadcrumbs.derived.NOT_EMBEDDED_SCHEMAS), and ``pg_trgm``
-  is not in the PostgreSQL that ``cairn up`` embeds, so the words are read from the
-  path's context as it is scanned: the tenant's resolved paths, through the partial index
-  of 0020 — their number grows with solved problems, not with records.
+  masks left out) that the path's signature and root cause contain, at least
+  ``min_similarity``, among the newest ``SCANNED`` resolved paths. PostgreSQL's own text
+  parser splits both sides (``'simple'``: no stemming, an error's words are identifiers).
+  Paths have no embedding, ``llm_text``, lexemes or keyword pointers
+  (breadcrumbs.derived.NOT_EMBEDDED_SCHEMAS), and ``pg_trgm`` is not in the PostgreSQL
+  that ``cairn up`` embeds, so the words are read from the path's context as it is
+  scanned.
+
+Both scan the tenant's resolved paths through the partial index of migration 0020: their
+number grows with solved problems, not with records. Waypoints are not searched: they grow
+with every tool call, and under row-level security no expression index can answer for them.
 
 A resolved path is never the trigger's session's active one. Off unless the agent lists
 the source; a trigger that reports no error seeds nothing (a conversation never does).
@@ -34,7 +37,7 @@ from cairn.context.model import Record, Seed
 from cairn.context.records import LIVE, NOT_EXCLUDED
 from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest
 from cairn.context.trigger import QUERY_SCHEMA
-from cairn.paths.repository import PATH_SCHEMA, WAYPOINT_SCHEMA
+from cairn.paths.repository import PATH_SCHEMA
 from cairn.paths.signals import Kind, classify
 
 NAME = "paths"
@@ -86,32 +89,43 @@ _WORDS = "regexp_replace({text}, '<(path|n|id)>', ' ', 'g')"
 _PATH_WORDS = _WORDS.format(
     text="coalesce(context->>'signature', '') || ' ' || coalesce(context->>'root_cause', '')"
 )
+_RESOLVED = f"""
+    SELECT id, context FROM breadcrumbs
+    WHERE owner_id = :owner AND schema_name = '{PATH_SCHEMA}'
+      AND context->>'status' = 'resolved' AND {LIVE} AND {NOT_EXCLUDED}
+"""
+# Two scans of the tenant's resolved paths, newest first (the partial index of 0020): every
+# one compared by signature, the newest ``:scanned`` by their words too. Under row-level
+# security no index can answer ``context->>...`` (not leakproof), so the equality is a
+# filter; the words cost a text parse per path, hence the bound.
 _PRIOR_FIXES = f"""
     WITH probe AS MATERIALIZED (SELECT to_tsvector('simple', :words) AS tsv),
-    same AS (
-        SELECT id FROM breadcrumbs
-        WHERE owner_id = :owner AND schema_name = '{PATH_SCHEMA}'
-          AND context->>'status' = 'resolved' AND context->>'signature' = :signature
-        UNION
-        SELECT CAST(context->>'path_id' AS uuid) FROM breadcrumbs
-        WHERE owner_id = :owner AND schema_name = '{WAYPOINT_SCHEMA}'
-          AND context->>'signature' = :signature AND {LIVE}
+    same AS MATERIALIZED (
+        SELECT id, context FROM ({_RESOLVED} ORDER BY updated_at DESC) AS resolved
+        WHERE context->>'signature' = :signature OR context->>'root_cause' = :signature
+        LIMIT :limit
+    ),
+    recent AS (
+        SELECT id, context FROM ({_RESOLVED} ORDER BY updated_at DESC LIMIT :scanned) AS newest
+        WHERE id NOT IN (SELECT id FROM same)
     ),
     scored AS (
-        SELECT id, context->>'signature' AS signature, id IN (SELECT id FROM same) AS exact,
+        SELECT id, context, true AS exact, 1.0::float AS similarity FROM same
+        UNION ALL
+        SELECT id, context, false,
                (length(probe.tsv) - length(ts_delete(
                    probe.tsv, tsvector_to_array(to_tsvector('simple', {_PATH_WORDS})))))
-               / greatest(length(probe.tsv), 1)::float AS similarity,
-               context->>'resolved_at' AS resolved_at
-        FROM breadcrumbs, probe
-        WHERE owner_id = :owner AND schema_name = '{PATH_SCHEMA}'
-          AND context->>'status' = 'resolved' AND {LIVE} AND {NOT_EXCLUDED}
+               / greatest(length(probe.tsv), 1)::float
+        FROM recent, probe
     )
-    SELECT id, signature, exact, similarity FROM scored
+    SELECT id, context->>'signature' AS signature, exact, similarity FROM scored
     WHERE exact OR similarity >= :floor
-    ORDER BY exact DESC, similarity DESC, resolved_at DESC NULLS LAST, id
+    ORDER BY exact DESC, similarity DESC, context->>'resolved_at' DESC NULLS LAST, id
     LIMIT :limit
 """
+# Paths whose words are compared: the newest fixes (a tenant's first thousand resolved
+# paths cost ~15 ms to parse on the shared test machine; see the module docstring).
+SCANNED = 1000
 NEAR_MISSES = 5
 
 
@@ -131,6 +145,7 @@ class Paths:
             "owner": request.owner_id, "signature": signature, "words": words_of(signature),
             "excluded": sorted(request.excluded),
             "floor": config.min_similarity / 2, "limit": config.limit + NEAR_MISSES,
+            "scanned": SCANNED,
         }  # fmt: skip
         rows = (await request.session.execute(text(_PRIOR_FIXES), params)).all()
         seeds: list[Seed] = []
