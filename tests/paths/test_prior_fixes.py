@@ -5,7 +5,9 @@ section of its assembled context, with the path named in ``explain``."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,6 +33,7 @@ from cairn.worker.app import NoEmbedder
 from cairn.worker.handlers import Handlers
 
 ASK = "ask:debugging"
+CHAT_AGENT = Path(__file__).resolve().parents[2] / "bootstrap" / "system" / "cairn-chat-agent.json"
 HEADER = section_header(Section.prior_fixes)
 
 
@@ -277,3 +280,33 @@ async def test_the_lookup_scans_the_resolved_paths_only(app: FastAPI, tenant: uu
     scans = [line for line in plan.splitlines() if " on breadcrumbs" in line]
     assert len(scans) == 2
     assert all("using ix_debug_paths_resolved" in line for line in scans), plan
+
+
+async def test_the_chat_agent_brings_a_prior_fix_for_an_error_a_user_pastes(
+    app: FastAPI, client: httpx.AsyncClient, handlers: Handlers, db: AsyncEngine,
+    tenant: uuid.UUID,
+) -> None:  # fmt: skip
+    """The bootstrap chat agent as shipped: a user message quoting a traceback is a trigger
+    with an error."""
+    agent = json.loads(CHAT_AGENT.read_text())
+    world = World(app, client, handlers, tenant)
+    await world.handled(**agent)
+    a = _session()
+    run = "python scripts/export.py --since 2026-11-01"
+    failed = "Traceback (most recent call last):\n  File \"/home/a/crm/scripts/export.py\"," \
+        " line 64, in main\n    row[\"user_id\"]\nKeyError: 'user_id'"  # fmt: skip
+    await world.step(a, {"command": run, "exit_code": 1, "output": failed})
+    await world.step(a, {"tool": "edit", "title": "Edit export.py: use row.get('user_id')"})
+    for _ in range(3):
+        await world.step(a, {"command": run, "exit_code": 0, "output": "exported 1200 rows"})
+    path_id, _ = await _resolved_path(db, a)
+    b = _session()
+    pasted = failed.replace("/home/a/crm", "/srv/crm/current").replace("line 64", "line 71")
+    await world.handled(
+        schema_name="user.message.v1", title="Export fails", tags=[b, "user:message"],
+        context={"content": f"The export crashes again, any idea?\n{pasted}"},
+    )  # fmt: skip
+    context = await world.context_of("cairn-chat", b, db)
+    (seed,) = _prior_fixes(context)
+    assert seed["record_id"] == str(path_id)
+    assert "use row.get('user_id')" in context["formatted_context"]
