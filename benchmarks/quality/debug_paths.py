@@ -39,6 +39,7 @@ from cairn.paths.summary import WaypointNote, summarise  # noqa: E402
 
 CORPUS = HERE / "debug_paths" / "sessions.json"
 RECURRENCES = HERE / "debug_paths" / "recurrences.json"
+UNRELATED = HERE / "debug_paths" / "unrelated.json"
 RESULTS = HERE.parents[0] / "results" / "debug_paths"
 T0 = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 IDLE_AFTER = timedelta(minutes=30)
@@ -327,7 +328,8 @@ def main() -> None:
         from inprocess import leave, run
 
         recurrences = prior.load(args.recurrences)
-        report["prior_fix"] = run(lambda: prior.measure(sessions, recurrences))
+        unrelated = prior.load(UNRELATED)
+        report["prior_fix"] = run(lambda: prior.measure(sessions, recurrences, unrelated))
         text += "\n".join(prior.table(report["prior_fix"], TARGET))
         write_report(args.out, report, text)
         leave()

@@ -82,7 +82,9 @@ def _session_tag(sid: str, run: str) -> str:
 
 
 async def measure(
-    sessions: list[dict[str, Any]], recurrences: list[dict[str, Any]]
+    sessions: list[dict[str, Any]],
+    recurrences: list[dict[str, Any]],
+    unrelated: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     async with served() as (http, app):
         resources = app.state.resources
@@ -106,7 +108,29 @@ async def measure(
             await replay.post({**record, "tags": [*record.get("tags", []), tag, ASK]})
             context = await _context(replay, tag)
             results.append(_judge(recurrence, context, stored, run))
-    return _report(results, stored)
+        offered = []
+        for n, record in enumerate(unrelated or []):
+            tag = _session_tag(f"unrelated-{n}", run)
+            await replay.post({**record, "tags": [*record.get("tags", []), tag, ASK]})
+            judged = _judge(
+                {"of": "", "group": None, "record": record},
+                await _context(replay, tag),
+                stored,
+                run,
+            )
+            offered.append(judged)
+    report = _report(results, stored)
+    given = [r for r in offered if r["shown"]]
+    report["unrelated_errors"] = {
+        "total": len(offered),
+        "without_prior_fix": len(offered) - len(given),
+        "share": _share(len(offered) - len(given), len(offered)),
+        "given": [
+            {"signature": r["signature"], "groups": r["wrong"], "matches": r["matches"]}
+            for r in given
+        ],
+    }
+    return report
 
 
 def _agent() -> dict[str, Any]:
@@ -253,6 +277,7 @@ def table(report: dict[str, Any], target: float) -> list[str]:
             for r in report["own_misses"]
         ),
         "",
+        *_unrelated_lines(report.get("unrelated_errors")),
         f"### Recurrences given another error's fix ({len(report['wrong'])})",
         "",
         *(
@@ -262,6 +287,22 @@ def table(report: dict[str, Any], target: float) -> list[str]:
         "",
     ]
     return lines
+
+
+def _unrelated_lines(unrelated: dict[str, Any] | None) -> list[str]:
+    if not unrelated:
+        return []
+    return [
+        f"### Errors no session met ({unrelated['total']}): no prior fix for"
+        f" {unrelated['without_prior_fix']} ({unrelated['share']:.3f})",
+        "",
+        *(
+            f"- `{g['signature']}`: given {', '.join(map(str, g['groups']))}"
+            f" ({', '.join(g['matches'])})"
+            for g in unrelated["given"]
+        ),
+        "",
+    ]
 
 
 def load(path: Path) -> list[dict[str, Any]]:

@@ -315,3 +315,80 @@ RECURRENCES: list[dict[str, Any]] = [
         ),
     },
 ]
+
+
+# Errors no corpus session met: a prior fix offered for one of them is a wrong one.
+UNRELATED: list[dict[str, Any]] = [
+    _run(
+        "python manage.py rotate_logs",
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/manage.py", line 22, in <module>\n'
+        "    main()\n"
+        "PermissionError: [Errno 13] Permission denied: '/var/log/app/app.log'\n",
+        1,
+    ),
+    _run(
+        "pytest tests/test_auth.py",
+        "FAILED tests/test_auth.py::test_login - AssertionError: assert 401 == 200\n"
+        "========================= 1 failed, 8 passed in 0.41s =========================\n",
+        1,
+    ),
+    _run(
+        "python manage.py runserver",
+        "django.db.utils.OperationalError: no such table: auth_user\n",
+        1,
+    ),
+    _run(
+        "node scripts/build-index.js",
+        "/home/dev/site/scripts/build-index.js:14\n"
+        "  const titles = posts.map((p) => p.title);\n"
+        "                       ^\n\n"
+        "TypeError: Cannot read properties of undefined (reading 'map')\n"
+        "    at main (/home/dev/site/scripts/build-index.js:14:24)\n",
+        1,
+    ),
+    _run(
+        "go test ./...",
+        "--- FAIL: TestParse (0.00s)\n"
+        "panic: runtime error: index out of range [3] with length 3 [recovered]\n"
+        "FAIL\tgithub.com/acme/parser\t0.012s\n",
+        1,
+    ),
+    _run(
+        "git pull origin main",
+        "fatal: refusing to merge unrelated histories\n",
+        128,
+    ),
+    _run(
+        "cargo build",
+        "   Compiling ledger v0.4.1 (/home/dev/ledger)\n"
+        "error[E0599]: no method named `iter` found for struct `Ledger` in the current scope\n"
+        "  --> src/report.rs:12:27\n"
+        "error: could not compile `ledger` (lib) due to 1 previous error\n",
+        101,
+    ),
+    _run(
+        "psql -h localhost -U app -c 'select count(*) from invoices'",
+        'ERROR:  relation "invoices" does not exist\nLINE 1: select count(*) from invoices\n',
+        1,
+    ),
+    _run(
+        "java -jar build/libs/report.jar",
+        'Exception in thread "main" java.lang.NullPointerException: Cannot invoke'
+        ' "String.length()" because "name" is null\n'
+        "\tat com.acme.report.Main.run(Main.java:41)\n",
+        1,
+    ),
+    _run(
+        "npm install left-padd",
+        "npm ERR! code E404\n"
+        "npm ERR! 404 Not Found - GET https://registry.npmjs.org/left-padd - Not found\n",
+        1,
+    ),
+    _run(
+        "curl -si http://127.0.0.1:8000/health",
+        "HTTP/1.1 503 Service Unavailable\ncontent-type: text/plain\n\nupstream unavailable",
+        0,
+        status_code=503,
+    ),
+]
