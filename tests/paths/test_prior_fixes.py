@@ -310,3 +310,29 @@ async def test_the_chat_agent_brings_a_prior_fix_for_an_error_a_user_pastes(
     (seed,) = _prior_fixes(context)
     assert seed["record_id"] == str(path_id)
     assert "use row.get('user_id')" in context["formatted_context"]
+
+
+async def test_an_agent_with_its_own_sections_places_prior_fixes_by_their_source(
+    app: FastAPI, client: httpx.AsyncClient, handlers: Handlers, db: AsyncEngine,
+    tenant: uuid.UUID,
+) -> None:  # fmt: skip
+    world = World(app, client, handlers, tenant)
+    await world.handled(
+        schema_name="agent.def.v1", title="sectioned", tags=["workspace:agents"],
+        context={
+            "agent_id": "sectioned",
+            "context_trigger": {"schema_name": "tool.response.v1", "any_tags": [ASK]},
+            "context_sources": {"session": {"limit": 5}, "paths": {}},
+            "context_budget": 3000,
+            "sections": [
+                {"name": "fixes", "title": "Prior fixes", "match": {"sources": ["paths"]}},
+                {"name": "rest", "title": "Everything else"},
+            ],
+        },
+    )  # fmt: skip
+    path_id, _ = await _resolved_path(db, await _fixed_in_session_a(world))
+    b = _session()
+    await world.step(b, failing("lib/tests/test_cart.py", 8, 9), ASK)
+    text_ = (await world.context_of("sectioned", b, db))["formatted_context"]
+    fixes = text_.split("### Prior fixes\n", 1)[1].split("### Everything else", 1)[0]
+    assert fixes.startswith(f"Fixed before (path {path_id})")
