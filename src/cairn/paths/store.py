@@ -43,9 +43,10 @@ class StoredPath:
     session: str
     state: PathState
     started_at: datetime
-    trigger_record_id: uuid.UUID
+    trigger_record_id: uuid.UUID | None  # None: started explicitly (POST /paths)
     resolved_at: datetime | None = None
     resolution: Resolution | None = None
+    abandon_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,7 @@ class NewWaypoint:
     kind: Waypoint
     sequence: int
     summary: str
-    source_record_id: uuid.UUID
+    source_record_id: uuid.UUID | None  # None: an explicit start or resolution
     command: str | None = None
     files: tuple[str, ...] = ()
     signature: str | None = None
@@ -84,9 +85,10 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         context["session"],
         state,
         datetime.fromisoformat(context["started_at"]),
-        uuid.UUID(context["trigger_record_id"]),
+        uuid.UUID(trigger) if (trigger := context.get("trigger_record_id")) else None,
         datetime.fromisoformat(resolved_at) if resolved_at else None,
         resolution,
+        context.get("abandon_reason"),
     )
 
 
@@ -102,11 +104,12 @@ def path_context(path: StoredPath) -> dict[str, Any]:
         "last_at": state.last_at.isoformat() if state.last_at else None,
         "started_at": path.started_at.isoformat(),
         "resolved_at": path.resolved_at.isoformat() if path.resolved_at else None,
-        "trigger_record_id": str(path.trigger_record_id),
+        "trigger_record_id": str(path.trigger_record_id) if path.trigger_record_id else None,
         "kiss_summary": resolution.kiss_summary if resolution else None,
         "root_cause": resolution.root_cause if resolution else None,
         "what_fixed_it": resolution.what_fixed_it if resolution else None,
         "files": list(resolution.files) if resolution else [],
+        "abandon_reason": path.abandon_reason,
     }
 
 
@@ -116,7 +119,7 @@ def waypoint_context(path: uuid.UUID, waypoint: NewWaypoint) -> dict[str, Any]:
         "sequence": waypoint.sequence,
         "type": waypoint.kind.value,
         "summary": waypoint.summary,
-        "source_record_id": str(waypoint.source_record_id),
+        "source_record_id": str(source) if (source := waypoint.source_record_id) else None,
         "command": waypoint.command,
         "files": list(waypoint.files),
         "signature": waypoint.signature,
@@ -147,10 +150,11 @@ async def write_path(writer: GeneratedWriter, path: StoredPath) -> Row:
 async def write_waypoints(
     writer: GeneratedWriter, path: uuid.UUID, waypoints: Sequence[NewWaypoint]
 ) -> list[uuid.UUID]:
-    """Each waypoint's record (one per source record and type); their ids."""
+    """Each waypoint's record (one per source record and type; one per path and type for
+    a waypoint without a source); their ids."""
     owner, written = writer.principal.owner_id, []
     for waypoint in waypoints:
-        ident = waypoint_id(owner, waypoint.source_record_id, waypoint.kind)
+        ident = waypoint_id(owner, waypoint.source_record_id or path, waypoint.kind)
         body = BreadcrumbCreate(
             schema_name=WAYPOINT_SCHEMA,
             title=f"{waypoint.kind.value}: {waypoint.summary}"[:200],
