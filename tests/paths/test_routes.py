@@ -9,9 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.assembly.helpers import post
 from tests.paths.test_tracking import FAILING
 from tests.waiting import eventually
+
+from cairn.edges.builder import CAUSAL
 
 
 def _session() -> str:
@@ -98,6 +102,19 @@ async def test_an_explicit_path_starts_resolves_with_the_agents_fix_and_stays_re
         assert refused.status_code == 409, refused.text
         assert "resolved" in refused.json()["detail"]
     assert (await client.get(f"/paths/{path['id']}")).json() == resolved
+
+
+async def test_explicit_waypoints_are_linked_to_their_path(
+    client: httpx.AsyncClient, db: AsyncEngine
+) -> None:
+    path = (await _start(client, _session()))["path"]
+    await client.post(f"/paths/{path['id']}/resolve", json={})
+    shown = (await client.get(f"/paths/{path['id']}")).json()
+    query = text("SELECT from_id FROM breadcrumb_edges WHERE to_id = :path AND edge_type = :c")
+    async with db.connect() as connection:
+        rows = await connection.execute(query, {"path": path["id"], "c": CAUSAL})
+        linked = {str(row.from_id) for row in rows}
+    assert linked == {w["id"] for w in shown["waypoints"]} and len(linked) == 2
 
 
 async def test_an_abandoned_path_keeps_its_reason_and_the_session_may_start_again(

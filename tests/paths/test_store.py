@@ -52,3 +52,19 @@ def test_a_waypoint_context_is_valid() -> None:
     context = waypoint_context(path_id(OWNER, "session:a", RECORD), waypoint)
     check_definition("debug.waypoint.v1", context)
     assert context["type"] == "pivot" and context["sequence"] == 2
+
+
+def test_an_explicitly_started_abandoned_path_reads_back_as_written() -> None:
+    state = PathState(Status.ABANDONED, None, 0, frozenset(), 1, AT)
+    path = StoredPath(uuid.uuid4(), "session:x", state, AT, None, abandon_reason="gave up")
+    context = path_context(path)
+    check_definition("debug.path.v1", context)
+    assert context["trigger_record_id"] is None
+    assert path_from_context(path.id, context) == path
+
+
+def test_a_waypoint_without_a_source_is_stored_with_a_null_source() -> None:
+    waypoint = NewWaypoint(Waypoint.RESOLUTION, 2, "resolved explicitly", None)
+    context = waypoint_context(RECORD, waypoint)
+    check_definition("debug.waypoint.v1", context)
+    assert context["source_record_id"] is None

@@ -18,6 +18,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from cairn.breadcrumbs.generated import GeneratedWriter
+from cairn.edges import repository as edges
+from cairn.edges.builder import CAUSAL
 from cairn.errors import Conflict, NotFound
 from cairn.paths import queries, repository
 from cairn.paths.machine import PathState, Status, Waypoint
@@ -40,8 +42,9 @@ async def start(
     state = PathState(Status.ACTIVE, signature, sequence=1, last_at=now)
     path = StoredPath(uuid.uuid4(), session_tag, state, now, None)
     first = NewWaypoint(Waypoint.ERROR, 1, summary, None, signature=signature)
-    await write_waypoints(writer, path.id, [first])
+    written = await write_waypoints(writer, path.id, [first])
     await write_path(writer, path)
+    await _link(writer, path.id, written)
     return path
 
 
@@ -58,7 +61,7 @@ async def resolve(
     sequence = stored.state.sequence + 1
     said = "resolved explicitly" + (f": {what_fixed_it}" if what_fixed_it else "")
     waypoint = NewWaypoint(Waypoint.RESOLUTION, sequence, said, None)
-    await write_waypoints(writer, stored.id, [waypoint])
+    written = await write_waypoints(writer, stored.id, [waypoint])
     notes = [note_of(c) for c in await repository.waypoints_of(writer.session, owner, path_id)]
     extracted = summarise(notes)
     root = root_cause or extracted.root_cause
@@ -67,6 +70,7 @@ async def resolve(
     state = replace(stored.state, status=Status.RESOLVED, sequence=sequence, last_at=now)
     resolved = replace(stored, state=state, resolved_at=now, resolution=resolution)
     await write_path(writer, resolved)
+    await _link(writer, stored.id, written)
     return resolved
 
 
@@ -106,6 +110,15 @@ async def _active(writer: GeneratedWriter, path_id: uuid.UUID, verb: str) -> Sto
             extra={"path_status": stored.state.status.value},
         )
     return stored
+
+
+async def _link(writer: GeneratedWriter, path: uuid.UUID, waypoints: list[uuid.UUID]) -> None:
+    """Causal edges waypoint → path, as the worker links the waypoints it derives (these
+    have no source record to link from)."""
+    owner = writer.principal.owner_id
+    present = await edges.lock_endpoints(writer.session, owner, [path, *waypoints])
+    kept = [(w, path, CAUSAL, 1.0) for w in waypoints if {w, path} <= present]
+    await edges.upsert_edges(writer.session, owner, sorted(kept))
 
 
 def _now() -> datetime:
