@@ -126,6 +126,7 @@ async def test_an_abandoned_path_keeps_its_reason_and_the_session_may_start_agai
     assert response.status_code == 200, response.text
     assert response.json()["path"]["status"] == "abandoned"
     assert response.json()["path"]["abandon_reason"] == "out of time"
+    assert response.json()["path"]["abandoned_at"] is not None
     assert (await client.get("/paths/active", params={"session": session})).json() is None
     second = (await _start(client, session))["path"]
     listed = (await client.get("/paths", params={"session": session})).json()

@@ -56,7 +56,9 @@ def test_a_waypoint_context_is_valid() -> None:
 
 def test_an_explicitly_started_abandoned_path_reads_back_as_written() -> None:
     state = PathState(Status.ABANDONED, None, 0, frozenset(), 1, AT)
-    path = StoredPath(uuid.uuid4(), "session:x", state, AT, None, abandon_reason="gave up")
+    path = StoredPath(
+        uuid.uuid4(), "session:x", state, AT, None, abandon_reason="gave up", abandoned_at=AT
+    )
     context = path_context(path)
     check_definition("debug.path.v1", context)
     assert context["trigger_record_id"] is None

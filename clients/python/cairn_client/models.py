@@ -470,6 +470,7 @@ class DebugPath(Answer):
     what_fixed_it: str | None
     files: list[str]
     abandon_reason: str | None
+    abandoned_at: datetime | None
 
 
 class LinkedRecord(Answer):

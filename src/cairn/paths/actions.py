@@ -89,7 +89,7 @@ async def abandon_path(
     abandoned at ``now``: for an explicit abandon and for the idle sweep alike. No
     waypoint: giving up is not a step of the path."""
     state = replace(stored.state, status=Status.ABANDONED, successes=0)
-    abandoned = replace(stored, state=state, abandon_reason=reason)
+    abandoned = replace(stored, state=state, abandon_reason=reason, abandoned_at=now)
     await write_path(writer, abandoned)
     return abandoned
 

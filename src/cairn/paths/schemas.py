@@ -58,6 +58,7 @@ class PathView(BaseModel):
     what_fixed_it: str | None
     files: list[str]
     abandon_reason: str | None
+    abandoned_at: datetime | None
 
     @classmethod
     def of(cls, path: StoredPath) -> PathView:
@@ -78,6 +79,7 @@ class PathView(BaseModel):
             what_fixed_it=resolution.what_fixed_it if resolution else None,
             files=list(resolution.files) if resolution else [],
             abandon_reason=path.abandon_reason,
+            abandoned_at=path.abandoned_at,
         )
 
 

@@ -47,6 +47,7 @@ class StoredPath:
     resolved_at: datetime | None = None
     resolution: Resolution | None = None
     abandon_reason: str | None = None
+    abandoned_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,12 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         datetime.fromisoformat(resolved_at) if resolved_at else None,
         resolution,
         context.get("abandon_reason"),
+        _moment(context.get("abandoned_at")),
     )
+
+
+def _moment(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
 
 
 def path_context(path: StoredPath) -> dict[str, Any]:
@@ -110,6 +116,7 @@ def path_context(path: StoredPath) -> dict[str, Any]:
         "what_fixed_it": resolution.what_fixed_it if resolution else None,
         "files": list(resolution.files) if resolution else [],
         "abandon_reason": path.abandon_reason,
+        "abandoned_at": path.abandoned_at.isoformat() if path.abandoned_at else None,
     }
 
 
