@@ -16,6 +16,7 @@ from tests.paths.test_tracking import FAILING
 from tests.waiting import eventually
 
 from cairn.edges.builder import CAUSAL
+from cairn.paths.queries import PathFilter, list_query
 
 
 def _session() -> str:
@@ -203,3 +204,12 @@ async def test_bad_input_is_422_and_changes_nothing(
     assert (await client.get("/paths", params={"session": f"bad-{marker}"})).json() == []
     shown = (await client.get(f"/paths/{path['id']}")).json()
     assert shown["path"]["status"] == "active" and len(shown["waypoints"]) == 1
+
+
+async def test_listing_paths_reads_its_index(db: AsyncEngine) -> None:
+    query, params = list_query(uuid.uuid4(), PathFilter(status="resolved", limit=20))
+    async with db.connect() as connection:
+        await connection.execute(text("SET LOCAL enable_seqscan = off"))
+        rows = await connection.execute(text(f"EXPLAIN {query.text}"), params)
+        plan = "\n".join(row[0] for row in rows)
+    assert "ix_debug_paths_started" in plan

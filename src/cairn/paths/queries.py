@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.paths.repository import _LIVE, PATH_SCHEMA, WAYPOINT_SCHEMA, active_path
@@ -52,6 +52,13 @@ async def list_paths(
     session: AsyncSession, owner_id: uuid.UUID, flt: PathFilter
 ) -> list[StoredPath]:
     """The tenant's paths, the latest started first."""
+    query, params = list_query(owner_id, flt)
+    parsed = [_parsed(row.id, row.context) for row in await session.execute(query, params)]
+    return [path for path in parsed if path is not None]
+
+
+def list_query(owner_id: uuid.UUID, flt: PathFilter) -> tuple[TextClause, dict[str, Any]]:
+    """``list_paths``'s statement (its order fits the index of migration 0021)."""
     clauses, params = [], {"owner": owner_id, "limit": min(flt.limit, MAX_LIST)}
     if flt.status is not None:
         clauses.append("AND context->>'status' = :status")
@@ -64,8 +71,7 @@ async def list_paths(
         f" AND schema_name = '{PATH_SCHEMA}' {' '.join(clauses)}"
         " ORDER BY created_at DESC, id LIMIT :limit"
     )
-    parsed = [_parsed(row.id, row.context) for row in await session.execute(query, params)]
-    return [path for path in parsed if path is not None]
+    return query, params
 
 
 async def find_path(
