@@ -4,6 +4,7 @@ requests get a 4xx and change nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -213,3 +214,26 @@ async def test_listing_paths_reads_its_index(db: AsyncEngine) -> None:
         rows = await connection.execute(text(f"EXPLAIN {query.text}"), params)
         plan = "\n".join(row[0] for row in rows)
     assert "ix_debug_paths_started" in plan
+
+
+async def test_concurrent_starts_of_one_session_make_one_path(client: httpx.AsyncClient) -> None:
+    session = _session()
+    body = {"session": session, "summary": "two agents at once"}
+    answers = await asyncio.gather(*(client.post("/paths", json=body) for _ in range(4)))
+    assert sorted(a.status_code for a in answers) == [201, 409, 409, 409]
+    assert len((await client.get("/paths", params={"session": session})).json()) == 1
+
+
+async def test_a_path_resolved_and_abandoned_at_once_ends_one_way(
+    client: httpx.AsyncClient,
+) -> None:
+    path = (await _start(client, _session()))["path"]
+    resolve, abandon = await asyncio.gather(
+        client.post(f"/paths/{path['id']}/resolve", json={}),
+        client.post(f"/paths/{path['id']}/abandon", json={}),
+    )
+    assert sorted([resolve.status_code, abandon.status_code]) == [200, 409]
+    winner = resolve if resolve.status_code == 200 else abandon
+    shown = (await client.get(f"/paths/{path['id']}")).json()
+    assert shown["path"]["status"] == winner.json()["path"]["status"]
+    assert len(shown["waypoints"]) == (2 if winner is resolve else 1)
