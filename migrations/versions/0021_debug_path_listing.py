@@ -4,7 +4,7 @@ Breadcrumbs have no index by schema, so without this one listing a tenant's path
 every record of the tenant; with it, the newest paths are the index's first entries.
 
 Revision ID: 0021
-Revises: 0018
+Revises: 0020
 Create Date: 2026-11-26
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0021"
-down_revision: str | None = "0018"
+down_revision: str | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -42,8 +42,8 @@ async def start(
     state = PathState(Status.ACTIVE, signature, sequence=1, last_at=now)
     path = StoredPath(uuid.uuid4(), session_tag, state, now, None)
     first = NewWaypoint(Waypoint.ERROR, 1, summary, None, signature=signature)
-    written = await write_waypoints(writer, path.id, [first])
-    await write_path(writer, path)
+    await write_path(writer, path)  # before its waypoint: path_started comes first
+    written = await write_waypoints(writer, path.id, [first], session=session_tag)
     await _link(writer, path.id, written)
     return path
 
@@ -61,7 +61,7 @@ async def resolve(
     sequence = stored.state.sequence + 1
     said = "resolved explicitly" + (f": {what_fixed_it}" if what_fixed_it else "")
     waypoint = NewWaypoint(Waypoint.RESOLUTION, sequence, said, None)
-    written = await write_waypoints(writer, stored.id, [waypoint])
+    written = await write_waypoints(writer, stored.id, [waypoint], session=stored.session)
     notes = [note_of(c) for c in await repository.waypoints_of(writer.session, owner, path_id)]
     extracted = summarise(notes)
     root = root_cause or extracted.root_cause

@@ -85,11 +85,13 @@ async def track(
     else:
         stored = replace(stored, state=step.state)
     waypoints = _waypoints(step, signal, record, record_id, previous)
-    ids = await write_waypoints(writer, stored.id, waypoints)
-    if step.resolved:
+    if not step.resolved:  # the path's event before its waypoints': path_started comes first
+        await write_path(writer, stored)
+    ids = await write_waypoints(writer, stored.id, waypoints, session=tag)
+    if step.resolved:  # the summary reads the waypoints just written
         notes = [note_of(c) for c in await repository.waypoints_of(session, owner, stored.id)]
         stored = replace(stored, resolved_at=now, resolution=summarise(notes))
-    await write_path(writer, stored)
+        await write_path(writer, stored)
     await _link(writer, record_id, stored.id, ids)
     return Tracked(stored, step, tuple(ids))
 
