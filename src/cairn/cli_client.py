@@ -1,7 +1,7 @@
 """The ``cairn`` commands for people at a terminal — post, get, search, tail, context,
-query, coverage, assemblies, import (``cli_import``) — talking to a running server through
-the Python client (``cairn_client``, imported when a command runs, so the server's commands
-do not need it)."""
+query, coverage, assemblies, import (``cli_import``), paths (``cli_paths``) — talking to a
+running server through the Python client (``cairn_client``, imported when a command runs,
+so the server's commands do not need it)."""
 
 from __future__ import annotations
 
@@ -248,7 +248,9 @@ def _explained(formatted: str, explain: dict[str, Any], misses: int) -> None:
 
 def register(app: typer.Typer) -> None:
     from cairn.cli_import import import_records
+    from cairn.cli_paths import paths_app
 
     for command in (post, get, search, tail, context, query, coverage, assemblies):
         app.command(command.__name__)(command)
     app.command("import")(import_records)
+    app.add_typer(paths_app, name="paths")

@@ -348,3 +348,42 @@ async def test_tenant_b_reads_searches_and_writes_none_of_tenant_a_chunks(
     with pytest.raises(DBAPIError):
         async with tenant_session(sessions, b) as session, session.begin():
             await session.execute(forged, {"a": a, "id": uuid.UUID(record_a)})
+
+
+async def test_tenant_b_lists_sees_resolves_and_abandons_none_of_tenant_a_paths(
+    jwt_client: httpx.AsyncClient, mint: Mint, marker: str
+) -> None:
+    a = bearer(mint(owner_id=uuid.uuid4(), roles=["emitter"]))
+    b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
+    session = f"session:{marker.split(':')[1]}"
+    body = {"session": session, "summary": "A's export hangs"}
+    started = await jwt_client.post("/paths", json=body, headers=a)
+    assert started.status_code == 201, started.text
+    path = started.json()["path"]
+    assert (await jwt_client.get("/paths", headers=b)).json() == []
+    assert (await jwt_client.get("/paths", params={"session": session}, headers=b)).json() == []
+    active = await jwt_client.get("/paths/active", params={"session": session}, headers=b)
+    assert active.status_code == 200 and active.json() is None
+    assert (await jwt_client.get(f"/paths/{path['id']}", headers=b)).status_code == 404
+    for action in ("resolve", "abandon"):
+        taken = await jwt_client.post(f"/paths/{path['id']}/{action}", json={}, headers=b)
+        assert taken.status_code == 404, taken.text
+    mine = (await jwt_client.get(f"/paths/{path['id']}", headers=a)).json()
+    assert mine["path"] == path and len(mine["waypoints"]) == 1
+    # B's own path for a session of the same name is B's alone: no conflict with A's.
+    assert (await jwt_client.post("/paths", json=body, headers=b)).status_code == 201
+    assert [p["id"] for p in (await jwt_client.get("/paths", headers=a)).json()] == [path["id"]]
+
+
+async def test_another_agent_of_the_tenant_resolves_a_path_it_did_not_start(
+    jwt_client: httpx.AsyncClient, mint: Mint, marker: str
+) -> None:
+    """Paths are Cairn's records: the emitter role suffices, whoever started the path."""
+    owner = uuid.uuid4()
+    starter = bearer(mint(owner_id=owner, sub="starter", roles=["emitter"]))
+    other = bearer(mint(owner_id=owner, sub="other", roles=["emitter"]))
+    body = {"session": f"session:{marker.split(':')[1]}", "summary": "flaky test"}
+    path = (await jwt_client.post("/paths", json=body, headers=starter)).json()["path"]
+    resolved = await jwt_client.post(f"/paths/{path['id']}/resolve", json={}, headers=other)
+    assert resolved.status_code == 200, resolved.text
+    assert resolved.json()["path"]["status"] == "resolved"

@@ -89,3 +89,35 @@ async def test_cairn_mcp_acts_with_cairn_token(jwt_live_url: str, mint: Mint) ->
         refused = await client.call_tool("get_record", {"id": created["id"]})
     assert record["title"] == "hi"
     assert tool_error(refused)["error"] == "unauthorized"
+
+
+async def test_another_tenant_sees_and_resolves_none_of_the_paths(
+    jwt_live_url: str, mint: Mint
+) -> None:
+    session = f"s-{uuid.uuid4().hex[:10]}"
+    author = mint(owner_id=uuid.uuid4(), roles=["emitter"])
+    stranger = mint(owner_id=uuid.uuid4(), roles=["curator"])
+    async with over_http(jwt_live_url, author) as client:
+        start = {"session": session, "summary": "build breaks"}
+        started = payload(await client.call_tool("path_start", start))
+    path_id = started["path"]["id"]
+    async with over_http(jwt_live_url, stranger) as client:
+        shown = await client.call_tool("path_show", {"path_id": path_id})
+        active = await client.call_tool("path_show", {"session": session})
+        listed = payload(await client.call_tool("path_list", {}))
+        resolved = await client.call_tool("path_resolve", {"path_id": path_id})
+    async with over_http(jwt_live_url, author) as client:
+        mine = payload(await client.call_tool("path_show", {"path_id": path_id}))
+    assert tool_error(shown)["error"] == "not_found"
+    assert tool_error(active)["error"] == "not_found"
+    assert listed == {"paths": []}
+    assert tool_error(resolved)["error"] == "not_found"
+    assert mine == started
+
+
+async def test_a_subscriber_reads_paths_but_cannot_start_one(jwt_live_url: str, mint: Mint) -> None:
+    async with over_http(jwt_live_url, mint(roles=["subscriber"])) as client:
+        refused = await client.call_tool("path_start", {"session": "s", "summary": "x"})
+        listed = await client.call_tool("path_list", {})
+    assert tool_error(refused)["error"] == "forbidden"
+    assert not listed.is_error

@@ -41,23 +41,35 @@ TYPED = {
     "agent": st.dictionaries(TEXT, JSON, max_size=3),
     "budget": st.integers(-5, 10**7),
     "id": st.one_of(st.uuids().map(str), st.uuids().map(str), TEXT),
+    "path_id": st.one_of(st.uuids().map(str), TEXT),
+    "summary": WORDS,
+    "signature": st.one_of(st.none(), TEXT),
+    "what_fixed_it": st.one_of(st.none(), TEXT),
+    "root_cause": st.one_of(st.none(), TEXT),
+    "status": st.one_of(st.sampled_from(["active", "resolved", "abandoned"]), TEXT),
 }
-REQUIRED = {"title", "context", "text", "query", "id", "session"}
+REQUIRED = {"title", "context", "text", "query", "id", "session", "summary", "path_id"}
+NONE_REQUIRED = {"path_show", "path_list"}  # path_show: a path_id or a session
 PARAMETERS = {
     "remember": ["title", "context", "schema_name", "tags", "session"],
     "search": ["text", "mode", "schema_name", "limit"],
     "get_context": ["query", "agent_id", "agent", "session", "budget"],
     "get_record": ["id"],
     "recent": ["session", "limit"],
+    "path_start": ["session", "summary", "signature"],
+    "path_resolve": ["path_id", "what_fixed_it", "root_cause"],
+    "path_show": ["path_id", "session"],
+    "path_list": ["status", "session", "limit"],
 }
 assert set(PARAMETERS) == TOOLS
 
 
 def _call(name: str) -> st.SearchStrategy[dict[str, Any]]:
     values = {p: st.one_of(TYPED[p], TYPED[p], TYPED[p], JSON) for p in PARAMETERS[name]}
+    required = set() if name in NONE_REQUIRED else REQUIRED
     arguments = st.fixed_dictionaries(
-        {p: v for p, v in values.items() if p in REQUIRED},
-        optional={p: v for p, v in values.items() if p not in REQUIRED},
+        {p: v for p, v in values.items() if p in required},
+        optional={p: v for p, v in values.items() if p not in required},
     )
     params = st.fixed_dictionaries({"name": st.just(name), "arguments": arguments})
     return st.fixed_dictionaries(

@@ -86,6 +86,12 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("DELETE", "/secrets/{secret_id}"): C,
     ("POST", "/secrets/{secret_id}/decrypt"): S,
     ("GET", "/secrets/{secret_id}/audit"): C,
+    ("GET", "/paths"): S,
+    ("GET", "/paths/active"): S,
+    ("GET", "/paths/{path_id}"): S,
+    ("POST", "/paths"): E,
+    ("POST", "/paths/{path_id}/resolve"): E,
+    ("POST", "/paths/{path_id}/abandon"): E,
 }
 # Routes outside the API's routers (not in the OpenAPI schema), with their gate.
 DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
@@ -171,7 +177,7 @@ def test_each_route_carries_the_gate_of_the_table(method: str, path: str) -> Non
 
 def _url(path: str, owner: uuid.UUID, agent: str) -> str:
     values = {"tenant_id": str(owner), "agent_id": agent, "consumer_id": agent}
-    for name in ("breadcrumb_id", "webhook_id", "entry_id", "acl_id", "secret_id"):
+    for name in ("breadcrumb_id", "webhook_id", "entry_id", "acl_id", "secret_id", "path_id"):
         values[name] = str(uuid.uuid4())
     return path.format(**values)
 

@@ -17,6 +17,7 @@ from mcp_types import CallToolResult
 from tests.processes import REPO
 
 TOOLS = {"remember", "search", "get_context", "get_record", "recent"}
+TOOLS |= {"path_start", "path_resolve", "path_show", "path_list"}
 
 Connect = Callable[[], Client]
 

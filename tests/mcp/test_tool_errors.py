@@ -110,6 +110,15 @@ async def test_get_context_needs_an_agent_id_or_inline_sources() -> None:
     assert twin.queries == []
 
 
+@pytest.mark.parametrize("arguments", [{}, {"path_id": str(uuid.uuid4()), "session": "s"}])
+async def test_path_show_needs_a_path_id_or_a_session(arguments: dict[str, str]) -> None:
+    async with Client(build_server(lambda _: Twin())) as client:
+        result = await client.call_tool("path_show", arguments)
+    assert tool_error(result) == {
+        "error": "invalid_input", "detail": "give path_id or session (one of them)",
+    }  # fmt: skip
+
+
 async def test_text_the_database_cannot_store_is_refused_by_name() -> None:
     twin = Twin()
     async with Client(build_server(lambda _: twin)) as client:

@@ -55,3 +55,21 @@ def test_a_waypoint_context_is_valid() -> None:
     with_session = waypoint_context(path_id(OWNER, "session:a", RECORD), waypoint, "session:a")
     check_definition("debug.waypoint.v1", with_session)
     assert with_session["session"] == "session:a"  # the stream's path_waypoint frame reads it
+
+
+def test_an_explicitly_started_abandoned_path_reads_back_as_written() -> None:
+    state = PathState(Status.ABANDONED, None, 0, frozenset(), 1, AT)
+    path = StoredPath(
+        uuid.uuid4(), "session:x", state, AT, None, abandon_reason="gave up", abandoned_at=AT
+    )
+    context = path_context(path)
+    check_definition("debug.path.v1", context)
+    assert context["trigger_record_id"] is None
+    assert path_from_context(path.id, context) == path
+
+
+def test_a_waypoint_without_a_source_is_stored_with_a_null_source() -> None:
+    waypoint = NewWaypoint(Waypoint.RESOLUTION, 2, "resolved explicitly", None)
+    context = waypoint_context(RECORD, waypoint)
+    check_definition("debug.waypoint.v1", context)
+    assert context["source_record_id"] is None

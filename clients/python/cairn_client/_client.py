@@ -16,6 +16,7 @@ import httpx
 
 from cairn_client._admin import AdminRoutes
 from cairn_client._core import Call
+from cairn_client._paths import PathRoutes
 from cairn_client._records import RecordRoutes
 from cairn_client._retry import RetryPolicy
 from cairn_client.errors import error_from, unreachable
@@ -46,7 +47,7 @@ def _request(http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> httpx.R
     )
 
 
-class Client(RecordRoutes, AdminRoutes):
+class Client(RecordRoutes, AdminRoutes, PathRoutes):
     """Cairn over HTTP, blocking.
 
     ``url`` defaults to ``$CAIRN_URL`` (else http://127.0.0.1:8081), ``token`` (a JWT) to
@@ -98,7 +99,7 @@ class Client(RecordRoutes, AdminRoutes):
         return EventStream(self._http, options)
 
 
-class AsyncClient(RecordRoutes, AdminRoutes):
+class AsyncClient(RecordRoutes, AdminRoutes, PathRoutes):
     """Cairn over HTTP for asyncio: the same methods as ``Client``, to be awaited."""
 
     def __init__(

@@ -44,6 +44,13 @@ ROUTES: dict[str, tuple[str, str]] = {
     "query_context": ("POST", "/contexts/query"),
     "list_assemblies": ("GET", "/assemblies"),
     "assembly_stats": ("GET", "/assemblies/stats"),
+    # debug paths
+    "list_paths": ("GET", "/paths"),
+    "active_path": ("GET", "/paths/active"),
+    "get_path": ("GET", "/paths/{path_id}"),
+    "start_path": ("POST", "/paths"),
+    "resolve_path": ("POST", "/paths/{path_id}/resolve"),
+    "abandon_path": ("POST", "/paths/{path_id}/abandon"),
     # webhooks and dead letters
     "register_webhook": ("POST", "/agents/{agent_id}/webhooks"),
     "list_webhooks": ("GET", "/agents/{agent_id}/webhooks"),

@@ -470,3 +470,55 @@ class AuditEntry(Answer):
     actor: str
     reason: str | None
     created_at: datetime
+
+
+# debug paths
+
+PathStatus = Literal["active", "resolved", "abandoned"]
+
+
+class DebugPath(Answer):
+    """A session's debug path (``GET /paths``): detected by the worker or started
+    explicitly (then ``trigger_record_id`` is None)."""
+
+    id: UUID
+    session: str
+    status: PathStatus
+    signature: str | None
+    sequence: int
+    successes: int
+    started_at: datetime
+    last_at: datetime | None
+    resolved_at: datetime | None
+    trigger_record_id: UUID | None
+    kiss_summary: str | None
+    root_cause: str | None
+    what_fixed_it: str | None
+    files: list[str]
+    abandon_reason: str | None
+    abandoned_at: datetime | None
+
+
+class LinkedRecord(Answer):
+    id: UUID
+    title: str | None
+    schema_name: str | None
+
+
+class PathWaypoint(Answer):
+    id: UUID
+    sequence: int
+    type: str  # error, hypothesis, attempt, failure, success, revert, pivot, ...
+    summary: str
+    command: str | None
+    files: list[str]
+    signature: str | None
+    source_record_id: UUID | None
+    source: LinkedRecord | None  # the source record, while it exists
+
+
+class PathDetail(Answer):
+    """A path with its waypoints in sequence order (``GET /paths/{id}``)."""
+
+    path: DebugPath
+    waypoints: list[PathWaypoint]

@@ -45,6 +45,7 @@ from cairn.events import endpoints as dead_events
 from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
 from cairn.mcp.endpoint import McpEndpoint
+from cairn.paths import endpoints as paths
 from cairn.processing import endpoints as coverage
 from cairn.processing.metrics import run_gauges
 from cairn.processing.retry import RetryJob, run_retries
@@ -76,6 +77,7 @@ ROUTERS = (
     secrets.router,
     coverage.router,
     reindex.router,
+    paths.router,
 )
 
 

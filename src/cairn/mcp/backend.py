@@ -8,6 +8,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from cairn.paths.schemas import PathDetailView, PathStatus, PathView
+
 SearchMode = Literal["hybrid", "vector"]
 Record = dict[str, Any]
 
@@ -24,6 +26,10 @@ class SearchResults(BaseModel):
 
 class Records(BaseModel):
     records: list[Record] = Field(description="newest first")
+
+
+class PathList(BaseModel):
+    paths: list[PathView] = Field(description="the latest started first")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +81,19 @@ class CairnBackend(Protocol):
     async def get_record(self, record_id: uuid.UUID) -> Record: ...
 
     async def recent(self, session: str, *, limit: int) -> Records: ...
+
+    async def path_start(
+        self, session: str, summary: str, signature: str | None
+    ) -> PathDetailView: ...
+
+    async def path_resolve(
+        self, path_id: uuid.UUID, what_fixed_it: str | None, root_cause: str | None
+    ) -> PathDetailView: ...
+
+    async def path_show(self, path_id: uuid.UUID) -> PathDetailView: ...
+
+    async def path_active(self, session: str) -> PathDetailView | None: ...
+
+    async def path_list(
+        self, status: PathStatus | None, session: str | None, limit: int
+    ) -> PathList: ...

@@ -1,6 +1,6 @@
 """The backend of ``cairn mcp`` (stdio): a running Cairn over HTTP (CAIRN_URL, CAIRN_TOKEN).
 
-A small httpx adapter of the five calls the tools make; it gives way to the Python client
+A small httpx adapter of the calls the tools make; it gives way to the Python client
 (``cairn_client``) once that is part of the build.
 """
 
@@ -16,6 +16,7 @@ import httpx
 from cairn.errors import CairnError
 from cairn.mcp.backend import (
     ContextQuery,
+    PathList,
     Record,
     Records,
     Remembered,
@@ -23,6 +24,7 @@ from cairn.mcp.backend import (
     SearchResults,
     session_tag,
 )
+from cairn.paths.schemas import PathDetailView, PathStatus
 
 TIMEOUT_S = 30.0  # an on-demand context may embed and rank for a while
 NOT_YET = "get_context is not available on this Cairn server yet (no POST /contexts/query)"
@@ -97,6 +99,31 @@ class HttpBackend:
     async def recent(self, session: str, *, limit: int) -> Records:
         params = {"tag": session_tag(session), "limit": limit, "include_context": True}
         return Records(records=await self._json("GET", "/breadcrumbs", params=params))
+
+    async def path_start(self, session: str, summary: str, signature: str | None) -> PathDetailView:
+        body = {"session": session, "summary": summary, "signature": signature}
+        return PathDetailView.model_validate(await self._json("POST", "/paths", json=body))
+
+    async def path_resolve(
+        self, path_id: uuid.UUID, what_fixed_it: str | None, root_cause: str | None
+    ) -> PathDetailView:
+        body = {"what_fixed_it": what_fixed_it, "root_cause": root_cause}
+        answer = await self._json("POST", f"/paths/{path_id}/resolve", json=body)
+        return PathDetailView.model_validate(answer)
+
+    async def path_show(self, path_id: uuid.UUID) -> PathDetailView:
+        return PathDetailView.model_validate(await self._json("GET", f"/paths/{path_id}"))
+
+    async def path_active(self, session: str) -> PathDetailView | None:
+        answer = await self._json("GET", "/paths/active", params={"session": session})
+        return None if answer is None else PathDetailView.model_validate(answer)
+
+    async def path_list(
+        self, status: PathStatus | None, session: str | None, limit: int
+    ) -> PathList:
+        given = {"status": status, "session": session, "limit": limit}
+        params = {key: value for key, value in given.items() if value is not None}
+        return PathList(paths=await self._json("GET", "/paths", params=params))
 
     async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         try:

@@ -9,15 +9,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 
 from cairn.api.deps import get_resources
 from cairn.api.resources import Resources
 from cairn.breadcrumbs.chunks import ChunkWindow
+from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.hybrid import hybrid_search
 from cairn.breadcrumbs.queries import BreadcrumbReader
 from cairn.breadcrumbs.repository import ListFilter
@@ -25,9 +27,10 @@ from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.breadcrumbs.service import BreadcrumbWriter
 from cairn.context import ondemand
 from cairn.db.engine import tenant_session
-from cairn.errors import CairnError, Forbidden, InvalidInput
+from cairn.errors import CairnError, Forbidden, InvalidInput, NotFound
 from cairn.mcp.backend import (
     ContextQuery,
+    PathList,
     Record,
     Records,
     Remembered,
@@ -35,6 +38,10 @@ from cairn.mcp.backend import (
     SearchResults,
     session_tag,
 )
+from cairn.paths import actions, queries
+from cairn.paths.endpoints import get_path_writer
+from cairn.paths.queries import PathFilter
+from cairn.paths.schemas import PathDetailView, PathResolve, PathStart, PathStatus, PathView
 from cairn.principal import Principal, Role
 
 
@@ -114,6 +121,60 @@ class InProcessBackend:
             page = await reader.page(flt, limit=limit, offset=0, cursor=None, include_context=True)
         return Records(records=[item.model_dump(mode="json") for item in page.items])
 
+    async def path_start(self, session: str, summary: str, signature: str | None) -> PathDetailView:
+        self._require(Role.EMITTER)
+        body = _valid(PathStart, session=session, summary=summary, signature=signature)
+        async with self._path_writer() as writer:
+            path = await actions.start(writer, session_tag(body.session), summary, signature)
+            return await self._detail(writer.session, path.id)
+
+    async def path_resolve(
+        self, path_id: uuid.UUID, what_fixed_it: str | None, root_cause: str | None
+    ) -> PathDetailView:
+        self._require(Role.EMITTER)
+        _valid(PathResolve, what_fixed_it=what_fixed_it, root_cause=root_cause)
+        async with self._path_writer() as writer:
+            await actions.resolve(writer, path_id, what_fixed_it, root_cause)
+            return await self._detail(writer.session, path_id)
+
+    async def path_show(self, path_id: uuid.UUID) -> PathDetailView:
+        self._require(Role.SUBSCRIBER)
+        async with self._services() as (reader, _):
+            return await self._detail(reader.session, path_id)
+
+    async def path_active(self, session: str) -> PathDetailView | None:
+        self._require(Role.SUBSCRIBER)
+        tag = session_tag(_valid(PathStart, session=session, summary="-").session)
+        async with self._services() as (reader, _):
+            found = await queries.active_detail(reader.session, self.principal.owner_id, tag)
+        return None if found is None else PathDetailView.of(found)
+
+    async def path_list(
+        self, status: PathStatus | None, session: str | None, limit: int
+    ) -> PathList:
+        self._require(Role.SUBSCRIBER)
+        tag = None
+        if session is not None:
+            tag = session_tag(_valid(PathStart, session=session, summary="-").session)
+        flt = PathFilter(status, tag, limit)
+        async with self._services() as (reader, _):
+            found = await queries.list_paths(reader.session, self.principal.owner_id, flt)
+        return PathList(paths=[PathView.of(path) for path in found])
+
+    async def _detail(self, session: AsyncSession, path_id: uuid.UUID) -> PathDetailView:
+        found = await queries.path_detail(session, self.principal.owner_id, path_id)
+        if found is None:
+            raise NotFound(f"path {path_id} not found")
+        return PathDetailView.of(found)
+
+    @asynccontextmanager
+    async def _path_writer(self) -> AsyncIterator[GeneratedWriter]:
+        """As ``POST /paths...`` builds it, in one transaction of the caller's tenant."""
+        resources, principal = self.resources, self.principal
+        scoped = tenant_session(resources.session_factory, principal.owner_id)
+        async with scoped as session, session.begin():
+            yield get_path_writer(session, resources, principal)
+
     def _require(self, role: Role) -> None:
         if not self.principal.has(role):
             raise Forbidden(f"this tool needs the {role.value} role")
@@ -134,3 +195,16 @@ class InProcessBackend:
                     chunk_window=ChunkWindow.of(resources.settings.embedding),
                 ),
             )
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _valid(model: type[M], **fields: Any) -> M:
+    """The request model of the matching route, so a tool refuses what the route refuses
+    (and says where, as the route's 422 does)."""
+    try:
+        return model.model_validate(fields)
+    except ValidationError as error:
+        problems = [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()]
+        raise InvalidInput("; ".join(problems)[:2000]) from None

@@ -55,11 +55,13 @@ class StoredPath:
     session: str
     state: PathState
     started_at: datetime
-    trigger_record_id: uuid.UUID
+    trigger_record_id: uuid.UUID | None  # None: started explicitly (POST /paths)
     resolved_at: datetime | None = None
     resolution: Resolution | None = None
     summariser: SummaryOutcome | None = None
     replaced: Resolution | None = None  # the summary the LLM's replaced
+    abandon_reason: str | None = None
+    abandoned_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +69,7 @@ class NewWaypoint:
     kind: Waypoint
     sequence: int
     summary: str
-    source_record_id: uuid.UUID
+    source_record_id: uuid.UUID | None  # None: an explicit start or resolution
     command: str | None = None
     files: tuple[str, ...] = ()
     signature: str | None = None
@@ -92,12 +94,18 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         context["session"],
         state,
         datetime.fromisoformat(context["started_at"]),
-        uuid.UUID(context["trigger_record_id"]),
+        uuid.UUID(trigger) if (trigger := context.get("trigger_record_id")) else None,
         datetime.fromisoformat(resolved_at) if resolved_at else None,
         resolution,
         summariser=_outcome_of(context.get("summariser")),
         replaced=_resolution_of(replaced, context) if replaced else None,
+        abandon_reason=context.get("abandon_reason"),
+        abandoned_at=_moment(context.get("abandoned_at")),
     )
+
+
+def _moment(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
 
 
 def _resolution_of(summary: Mapping[str, Any], context: Mapping[str, Any]) -> Resolution | None:
@@ -130,11 +138,13 @@ def path_context(path: StoredPath) -> dict[str, Any]:
         "last_at": state.last_at.isoformat() if state.last_at else None,
         "started_at": path.started_at.isoformat(),
         "resolved_at": path.resolved_at.isoformat() if path.resolved_at else None,
-        "trigger_record_id": str(path.trigger_record_id),
+        "trigger_record_id": str(path.trigger_record_id) if path.trigger_record_id else None,
         "kiss_summary": resolution.kiss_summary if resolution else None,
         "root_cause": resolution.root_cause if resolution else None,
         "what_fixed_it": resolution.what_fixed_it if resolution else None,
         "files": list(resolution.files) if resolution else [],
+        "abandon_reason": path.abandon_reason,
+        "abandoned_at": path.abandoned_at.isoformat() if path.abandoned_at else None,
     }
     if path.summariser is not None:  # only once the summariser was asked (see SummaryOutcome)
         outcome = path.summariser
@@ -166,7 +176,7 @@ def waypoint_context(
         "sequence": waypoint.sequence,
         "type": waypoint.kind.value,
         "summary": waypoint.summary,
-        "source_record_id": str(waypoint.source_record_id),
+        "source_record_id": str(source) if (source := waypoint.source_record_id) else None,
         "command": waypoint.command,
         "files": list(waypoint.files),
         "signature": waypoint.signature,
@@ -201,10 +211,11 @@ async def write_waypoints(
     *,
     session: str | None = None,
 ) -> list[uuid.UUID]:
-    """Each waypoint's record (one per source record and type); their ids."""
+    """Each waypoint's record (one per source record and type; one per path and type for
+    a waypoint without a source); their ids."""
     owner, written = writer.principal.owner_id, []
     for waypoint in waypoints:
-        ident = waypoint_id(owner, waypoint.source_record_id, waypoint.kind)
+        ident = waypoint_id(owner, waypoint.source_record_id or path, waypoint.kind)
         body = BreadcrumbCreate(
             schema_name=WAYPOINT_SCHEMA,
             title=f"{waypoint.kind.value}: {waypoint.summary}"[:200],

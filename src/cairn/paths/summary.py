@@ -49,10 +49,16 @@ def summarise(waypoints: Sequence[WaypointNote]) -> Resolution:
     root = _root_cause(waypoints)
     fix = _fix(waypoints)
     files = tuple(dict.fromkeys(f for w in waypoints for f in w.files))[:MAX_FILES]
-    kiss = f"When {root}: {fix}."
+    return Resolution(kiss_line(root, fix, files), root, fix, files)
+
+
+def kiss_line(root_cause: str, what_fixed_it: str, files: Sequence[str]) -> str:
+    """The one line: "When <root cause>: <what fixed it>." and the files (each part clipped,
+    so that an agent's own long text still makes a short line)."""
+    kiss = f"When {_clip(root_cause)}: {_clip(what_fixed_it)}."
     if files:
-        kiss += f" Files: {', '.join(files)}."
-    return Resolution(kiss, root, fix, files)
+        kiss += f" Files: {', '.join(files[:MAX_FILES])}."
+    return kiss
 
 
 def _root_cause(waypoints: Sequence[WaypointNote]) -> str:
