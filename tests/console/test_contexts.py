@@ -57,13 +57,16 @@ async def kayak(client: httpx.AsyncClient, worker: None, marker: str) -> dict[st
     )  # fmt: skip
     tags = [marker, f"session:{session}"]
     await _post(client, title="Repair", tags=tags, context={"t": "Ivo repaired the red kayak"})
-    long = await _post(client, title="Leak", tags=tags, context={"t": LONG})
+    long = await _post(client, title=f"Leak {marker[5:]}", tags=tags, context={"t": LONG})
     trigger = await _post(
         client, schema_name="user.message.v1", title="Question", tags=tags,
         context={"content": "What is wrong with the kayak?"},
     )  # fmt: skip
     assembled = await _assembled(client, agent_id, session, trigger)
-    return {"agent": agent_id, "session": session, "long": long, "assembled": assembled}
+    return {
+        "agent": agent_id, "session": session, "long": long, "title": f"Leak {marker[5:]}",
+        "assembled": assembled,
+    }  # fmt: skip
 
 
 async def test_the_agents_page_lists_each_agent_with_its_trigger_and_sources(
@@ -98,6 +101,11 @@ async def test_a_context_shows_why_a_record_is_not_in_it(
     await page.fill("#explain-filter", kayak["long"][:13])  # "why is X not in there?"
     visible = page.locator("#dropped-table tbody tr:visible, #selected-table tbody tr:visible")
     assert await visible.count() >= 1
+    ids = await visible.evaluate_all("rows => rows.map(r => r.dataset.id)")
+    assert set(ids) == {kayak["long"]}
+    title = kayak["title"]
+    await page.wait_for_selector(f"#dropped-table tr[data-id='{kayak['long']}'] :text('{title}')")
+    await page.fill("#explain-filter", title.upper())  # or by its title, in any case
     ids = await visible.evaluate_all("rows => rows.map(r => r.dataset.id)")
     assert set(ids) == {kayak["long"]}
 

@@ -300,12 +300,34 @@ function explanation(explain) {
     counts.replaceChildren(words ? `${shown} rows match` : "");
   };
   filter.addEventListener("input", apply);
+  nameDropped(droppedTable, dropped);
   return [
     h("h2", {}, "Explanation"),
     h("div", { class: "filters" }, filter, counts),
     h("h3", {}, `Selected (${selected.length})`), selected.length ? selectedTable : h("p", { class: "muted" }, "nothing selected"),
     h("h3", {}, `Dropped (${dropped.length})`), dropped.length ? droppedTable : h("p", { class: "muted" }, "nothing dropped"),
   ];
+}
+
+// explain keeps no titles of dropped records: ask for them all at once (POST /breadcrumbs/
+// render answers for the ids that still exist and lists the rest), so that a record can be
+// found by its title too.
+const TITLES_AT_ONCE = 100;
+
+async function nameDropped(tableNode, dropped) {
+  const ids = [...new Set(dropped.map((item) => item.record_id))].slice(0, TITLES_AT_ONCE);
+  if (!ids.length) return;
+  try {
+    const { items } = await post("/breadcrumbs/render", { ids });
+    const titles = new Map(items.map((item) => [item.id, item.title]));
+    for (const row of tableNode.querySelectorAll("tbody tr")) {
+      const title = titles.get(row.dataset.id);
+      const link = row.querySelector("a.record-link");
+      if (title && link) link.replaceChildren(title, h("span", { class: "muted short-id" }, ` ${row.dataset.id.slice(0, 8)}`));
+    }
+  } catch {
+    // Titles are a convenience: the ids stay, and the page says nothing more.
+  }
 }
 
 function rowsTable(id, columns, rows) {
