@@ -63,17 +63,24 @@ function agentTable(agents) {
 
 function describeTrigger(trigger) {
   if (!trigger || typeof trigger !== "object") return "none";
-  return Object.entries(trigger).map(([key, value]) => `${key}: ${Array.isArray(value) ? value.join(", ") : JSON.stringify(value)}`).join(" · ");
+  return Object.entries(trigger).map(([key, value]) => `${key}: ${plain(value)}`).join(" · ");
 }
 
 function describeSources(sources) {
   if (!sources || typeof sources !== "object") return "defaults";
   return Object.entries(sources).map(([name, options]) => {
+    if (Array.isArray(options)) return `${name} (${options.map((rule) => rule?.schema_name ?? rule?.tag ?? plain(rule)).join(", ")})`;
     if (!options || typeof options !== "object") return name;
     if (options.enabled === false || options.limit === 0) return `${name} (off)`;
-    const facts = Object.entries(options).filter(([key]) => key !== "enabled").map(([k, v]) => `${k} ${JSON.stringify(v)}`);
+    const facts = Object.entries(options).filter(([key]) => key !== "enabled").map(([k, v]) => `${k} ${plain(v)}`);
     return facts.length ? `${name} (${facts.join(", ")})` : name;
   }).join(" · ");
+}
+
+function plain(value) {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value.join(", ");
+  return JSON.stringify(value);
 }
 
 // --- one agent's context ------------------------------------------------------------------
