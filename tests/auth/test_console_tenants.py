@@ -29,7 +29,8 @@ async def _post(client: httpx.AsyncClient, token: str, **body: Any) -> str:
 @pytest.fixture
 async def tenant_a(jwt_client: httpx.AsyncClient, mint: Mint, marker: str) -> dict[str, str]:
     """Tenant A's token, one record with a word found nowhere else, and an agent."""
-    token = mint(owner_id=uuid.uuid4(), roles=["curator"])
+    tenant = uuid.uuid4()
+    token = mint(owner_id=tenant, roles=["curator"])
     word = f"quokka{uuid.uuid4().hex[:8]}"
     record = await _post(
         jwt_client, token, schema_name="note.v1", title=f"A's plan {word}", tags=[marker],
@@ -43,7 +44,9 @@ async def tenant_a(jwt_client: httpx.AsyncClient, mint: Mint, marker: str) -> di
             "context_trigger": {"schema_name": "user.message.v1", "any_tags": [marker]},
         },
     )  # fmt: skip
-    return {"token": token, "record": record, "word": word, "agent": agent_id}
+    return {
+        "token": token, "tenant": str(tenant), "record": record, "word": word, "agent": agent_id,
+    }  # fmt: skip
 
 
 async def _sign_in(browsing: Browsing, url: str, token: str) -> None:
@@ -141,3 +144,32 @@ async def test_tenant_a_sees_its_own_records_and_agent(
     await page.wait_for_selector("#live-status[data-state=live]")
     await _live_until(page, jwt_client, tenant_a["token"], marker)
     assert browsing.errors == []
+
+
+async def test_assemble_again_shows_the_403_of_a_token_that_may_not(
+    browsing: Browsing,
+    jwt_live_url: str,
+    jwt_client: httpx.AsyncClient,
+    mint: Mint,
+    tenant_a: dict[str, str],
+    marker: str,
+) -> None:
+    session = f"s-{marker[5:]}"
+    trigger = await _post(
+        jwt_client, tenant_a["token"], schema_name="user.message.v1", title="Question",
+        tags=[marker, f"session:{session}"], context={"content": f"about {tenant_a['word']}"},
+    )  # fmt: skip
+    body = {"trigger_id": trigger, "agent_id": tenant_a["agent"]}
+    response = await jwt_client.post(
+        "/contexts/assemble", json=body, headers=bearer(tenant_a["token"])
+    )
+    assert response.status_code == 200, response.text
+    reader = mint(owner_id=uuid.UUID(tenant_a["tenant"]), roles=["subscriber"])
+    await _sign_in(browsing, jwt_live_url, reader)
+    page = browsing.page
+    await page.goto(f"{jwt_live_url}/#/agents/{tenant_a['agent']}/{session}")
+    await page.wait_for_selector("#context-facts[data-version='1']")
+    await page.click("#assemble-again")
+    alert = await page.wait_for_selector("#assemble-status [role=alert]")
+    assert "403" in await alert.inner_text()
+    assert await page.locator("#context-facts[data-version='1']").count() == 1
