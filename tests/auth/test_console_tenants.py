@@ -1,7 +1,8 @@
 """The console with CAIRN_AUTH=jwt, in a real headless Chromium: with tenant B's token in
 the Token field, nothing of tenant A is on any page — not on the live view, not in the
 records list or a search, not on A's record page (404 in place), not among the agents —
-while A's own token shows all of it."""
+while A's own token shows all of it; and a token that may not assemble sees the 403 of
+"Assemble again" in place."""
 
 from __future__ import annotations
 
