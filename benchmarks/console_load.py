@@ -1,0 +1,238 @@
+"""How fast each console page loads with 10k records in the tenant, in headless Chromium.
+
+Loads the performance benchmark's corpus (SCALE records with real embeddings and edges;
+benchmarks/perf.py builds and caches it) with COPY into a fresh embedded PostgreSQL, starts
+`cairn serve` on it, adds an agent, a session and an assembly of its context (POST
+/contexts/assemble), then opens each page LOADS times, each time in a fresh browser context
+(no cache, no session storage), and measures from the start of the navigation:
+
+- ``load``: the page's ``load`` event (its HTML, stylesheet and modules fetched and run);
+- ``content``: the page's data on screen (a selector that appears only once the API's
+  answer is rendered), sampled every animation frame.
+
+Reports p50 (and p90, max) per page against the 300 ms target in
+benchmarks/results/console_load.{json,md}, with the machine's load average.
+
+    PYTHONPATH=$PWD/src .venv/bin/python benchmarks/console_load.py --scale 10000 --loads 15
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.async_api import Browser, BrowserContext
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from benchmarks.console_screenshots import AGENT, SESSION, VIEWPORT, chromium, post  # noqa: E402
+from benchmarks.quality.server import source_state, write_report  # noqa: E402
+from perfbench import corpus as corpus_module  # noqa: E402
+from perfbench import load, server  # noqa: E402
+
+from cairn.runtime import free_port  # noqa: E402
+
+OUT = REPO / "benchmarks" / "results" / "console_load"
+TARGET_MS = 300.0
+# Functions, not expressions: the console's CSP forbids evaluating strings in the page.
+SHOWN = "(selector) => document.querySelector(selector) && performance.now()"
+GONE = "(selector) => document.querySelector(selector) === null"
+# The slowest API call of the page (fetch; the event stream never ends, so it is not one).
+API = """() => Math.max(0, ...performance.getEntriesByType('resource')
+  .filter((e) => e.initiatorType === 'fetch').map((e) => e.responseEnd - e.startTime))"""
+
+
+def pages(record: str) -> dict[str, tuple[str, str]]:
+    """page: (hash, the selector that means its data is on screen)."""
+    return {
+        "live": ("#/live", "#live-status[data-state=live]"),
+        "records": ("#/records", "#records table tbody tr"),
+        "record": (f"#/records/{record}", "#raw-context"),
+        "search": ("#/records", "#records table tbody tr"),  # then a search, see measure()
+        "agents": ("#/agents", "#agents table tbody tr"),
+        "context": (f"#/agents/{AGENT}/{SESSION}", "#dropped-table tbody tr, #selected-table"),
+        "health": ("#/health", "#readiness li"),
+    }
+
+
+async def seed_context(http: httpx.AsyncClient) -> str:
+    """An agent and a session's question, assembled on demand (no worker runs here)."""
+    await post(
+        http, schema_name="agent.def.v1", title=AGENT, tags=["workspace:agents"],
+        context={
+            "agent_id": AGENT,
+            "context_trigger": {"schema_name": "user.message.v1", "any_tags": ["ask"]},
+            "context_sources": {
+                "semantic": {"enabled": True, "limit": 20, "min_similarity": 0.1},
+                "session": {"limit": 10},
+            },
+            "context_budget": 1500,
+        },
+    )  # fmt: skip
+    trigger = await post(
+        http, schema_name="user.message.v1", title="Question", tags=["ask", f"session:{SESSION}"],
+        context={"content": "How do I make the deploy pipeline faster?"},
+    )  # fmt: skip
+    response = await http.post(
+        "/contexts/assemble", json={"trigger_id": trigger, "agent_id": AGENT}
+    )
+    response.raise_for_status()
+    rows = (await http.get("/breadcrumbs", params={"limit": 1, "schema_name": "note.v1"})).json()
+    return str(rows[0]["id"]) if rows else trigger
+
+
+async def measure(
+    browser: Browser, context: BrowserContext | None, url: str, route: str, ready: str, search: bool
+) -> dict[str, float]:
+    """One load of ``route``: in ``context`` (warm: its cache holds the console's files),
+    else in a fresh one (cold)."""
+    own = context is None
+    if context is None:
+        context = await browser.new_context(viewport=VIEWPORT)
+    page = await context.new_page()
+    try:
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        await page.goto(f"{url}/{route}", wait_until="load")
+        if search:  # a hybrid search typed into the records page: from the submit to the rows
+            await page.wait_for_selector(ready)
+            await page.fill("input[name=q]", "deploy pipeline")
+            started = await page.evaluate("performance.now()")
+            await page.click("form.filters button[type=submit]")
+            await page.wait_for_function(GONE, arg="#records p.muted", polling="raf")
+            done = await page.wait_for_function(SHOWN, arg=ready, polling="raf")
+            content = float(await done.json_value()) - float(started)
+            return {"load": 0.0, "content": content, "api": float(await page.evaluate(API))}
+        done = await page.wait_for_function(SHOWN, arg=ready, polling="raf")
+        content = float(await done.json_value())
+        loaded = await page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
+        if errors:
+            raise RuntimeError(f"{route}: {errors}")
+        return {"load": float(loaded), "content": content, "api": float(await page.evaluate(API))}
+    finally:
+        await page.close()
+        if own:
+            await context.close()
+
+
+def summary(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50": round(statistics.median(ordered), 1),
+        "p90": round(ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))], 1),
+        "max": round(ordered[-1], 1),
+    }
+
+
+async def run(url: str, loads: int) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+        record = await seed_context(http)
+    results: dict[str, Any] = {"cold": {}, "warm": {}}
+    async with chromium() as browser:
+        warm = await browser.new_context(viewport=VIEWPORT)
+        for mode, context in (("cold", None), ("warm", warm)):
+            for name, (route, ready) in pages(record).items():
+                search = name == "search"
+                await measure(browser, context, url, route, ready, search)  # warm-up
+                samples = [
+                    await measure(browser, context, url, route, ready, search) for _ in range(loads)
+                ]
+                results[mode][name] = {
+                    "load_ms": None if search else summary([s["load"] for s in samples]),
+                    "content_ms": summary([s["content"] for s in samples]),
+                    "slowest_api_ms": summary([s["api"] for s in samples]),
+                }
+                print(mode, name, results[mode][name], flush=True)
+    return results
+
+
+def report_text(report: dict[str, Any]) -> str:
+    machine = report["machine"]
+    lines = [
+        f"# Console page loads, {report['records']} records in the tenant",
+        "",
+        f"Headless Chromium, {report['loads']} loads per page after one warm-up; p50 (p90) in "
+        f"ms from the navigation's start. **cold**: a fresh browser context per load (no "
+        f"cache); **warm**: one context, a new page per load (the console's files cached, as "
+        f"for someone using it). `load`: the load event; *data*: the page's data on screen; "
+        f"*API*: its slowest API call. Target: < {TARGET_MS:.0f} ms. Commit {report['commit']};"
+        f" {machine['cpus']} CPUs, load average {machine['loadavg_before']} before and "
+        f"{machine['loadavg_after']} after (a shared machine: Chromium, `cairn serve` and "
+        f"PostgreSQL compete with other work for the two cores).",
+        "",
+        "| page | cold `load` | cold data | warm `load` | warm data | warm API | data < target |",
+        "|---|---:|---:|---:|---:|---:|:---:|",
+    ]
+
+    def cell(row: dict[str, Any] | None) -> str:
+        return "-" if row is None else f"{row['p50']} ({row['p90']})"
+
+    for name in report["pages"]["cold"]:
+        cold, warm = report["pages"]["cold"][name], report["pages"]["warm"][name]
+        ok = "yes" if warm["content_ms"]["p50"] < TARGET_MS else "no"
+        lines.append(
+            f"| {name} | {cell(cold['load_ms'])} | {cell(cold['content_ms'])} | "
+            f"{cell(warm['load_ms'])} | {cell(warm['content_ms'])} | "
+            f"{cell(warm['slowest_api_ms'])} | {ok} |"
+        )
+    lines += [
+        "",
+        "`search`: a hybrid search typed into the Records page, from the submit to the rows.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=10_000)
+    parser.add_argument("--loads", type=int, default=15)
+    parser.add_argument("--cache", type=Path, default=REPO / ".cairn-bench", help="corpus cache")
+    parser.add_argument("--unique-texts", type=int, default=10_000)
+    args = parser.parse_args()
+    os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
+    load_before = os.getloadavg()
+    corpus = corpus_module.load_or_build(
+        args.scale, args.cache, REPO / ".cairn" / "models", unique_texts=args.unique_texts
+    )
+    root = Path(tempfile.mkdtemp(prefix="cairn-console-load-"))
+    with load.services(root) as services:
+        asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        env = server.environment(services.database_url, services.nats_url, root / "data")
+        serve = server.start(["serve", "--port", str(port)], env, root / "serve.log")
+        try:
+            server.wait_ready(url, serve, root / "serve.log")
+            started = time.monotonic()
+            results = asyncio.run(run(url, args.loads))
+        finally:
+            server.stop(serve)
+    report = {
+        "records": len(corpus.rows),
+        "loads": args.loads,
+        "target_ms": TARGET_MS,
+        "pages": results,
+        "seconds": round(time.monotonic() - started, 1),
+        "commit": source_state(),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        },
+    }
+    write_report(OUT, report, report_text(report))
+
+
+if __name__ == "__main__":
+    main()
