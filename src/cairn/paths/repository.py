@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import text
@@ -64,3 +65,19 @@ async def waypoints_of(
     )
     params = {"owner": owner_id, "path": str(path_id)}
     return [row.context for row in await session.execute(query, params)]
+
+
+async def idle_paths(
+    session: AsyncSession, before: datetime, *, limit: int
+) -> list[tuple[uuid.UUID, uuid.UUID, str, int]]:
+    """Every tenant's active paths whose last waypoint came before ``before``, oldest first:
+    (owner, path id, session tag, sequence). A system session's query (it spans tenants)."""
+    query = text(
+        f"SELECT owner_id, id, context->>'session' AS tag, (context->>'sequence')::int AS seq"
+        f" FROM breadcrumbs WHERE {_LIVE} AND schema_name = '{PATH_SCHEMA}'"
+        " AND context->>'status' = 'active'"
+        " AND (context->>'last_at')::timestamptz < :before"
+        " ORDER BY (context->>'last_at')::timestamptz LIMIT :limit"
+    )
+    rows = await session.execute(query, {"before": before, "limit": limit})
+    return [(row.owner_id, row.id, row.tag, row.seq) for row in rows]

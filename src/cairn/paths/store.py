@@ -46,6 +46,8 @@ class StoredPath:
     trigger_record_id: uuid.UUID
     resolved_at: datetime | None = None
     resolution: Resolution | None = None
+    abandoned_at: datetime | None = None
+    abandon_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,7 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         sequence=int(context["sequence"]),
         last_at=datetime.fromisoformat(last_at) if last_at else None,
     )
-    resolved_at = context.get("resolved_at")
+    resolved_at, abandoned_at = context.get("resolved_at"), context.get("abandoned_at")
     resolution = None
     if context.get("kiss_summary"):
         resolution = Resolution(
@@ -87,6 +89,8 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         uuid.UUID(context["trigger_record_id"]),
         datetime.fromisoformat(resolved_at) if resolved_at else None,
         resolution,
+        datetime.fromisoformat(abandoned_at) if abandoned_at else None,
+        context.get("abandon_reason"),
     )
 
 
@@ -102,6 +106,8 @@ def path_context(path: StoredPath) -> dict[str, Any]:
         "last_at": state.last_at.isoformat() if state.last_at else None,
         "started_at": path.started_at.isoformat(),
         "resolved_at": path.resolved_at.isoformat() if path.resolved_at else None,
+        "abandoned_at": path.abandoned_at.isoformat() if path.abandoned_at else None,
+        "abandon_reason": path.abandon_reason,
         "trigger_record_id": str(path.trigger_record_id),
         "kiss_summary": resolution.kiss_summary if resolution else None,
         "root_cause": resolution.root_cause if resolution else None,
