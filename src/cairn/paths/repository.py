@@ -81,3 +81,31 @@ async def idle_paths(
     )
     rows = await session.execute(query, {"before": before, "limit": limit})
     return [(row.owner_id, row.id, row.tag, row.seq) for row in rows]
+
+
+async def session_paths(
+    session: AsyncSession, owner_id: uuid.UUID, session_tag: str, *, latest_only: bool = False
+) -> list[tuple[uuid.UUID, dict[str, Any]]]:
+    """The session's paths, whatever their status (ids and contexts), latest started first."""
+    query = text(
+        f"SELECT id, context FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
+        f" AND schema_name = '{PATH_SCHEMA}' AND context->>'session' = :session"
+        " ORDER BY (context->>'started_at')::timestamptz DESC, id DESC"
+        + (" LIMIT 1" if latest_only else "")
+    )
+    params = {"owner": owner_id, "session": session_tag}
+    return [(row.id, dict(row.context)) for row in await session.execute(query, params)]
+
+
+async def session_records(
+    session: AsyncSession, owner_id: uuid.UUID, session_tag: str, since: datetime
+) -> list[Mapping[str, Any]]:
+    """The records tagged ``session_tag`` created at or after ``since``, in the order they
+    were created (ties by id): what a replay of the session's path goes through."""
+    query = text(
+        f"SELECT id, schema_name, title, tags, context, created_at FROM breadcrumbs"
+        f" WHERE owner_id = :owner AND {_LIVE} AND tags @> ARRAY[CAST(:session AS text)]"
+        " AND created_at >= :since ORDER BY created_at, id"
+    )
+    params = {"owner": owner_id, "session": session_tag, "since": since}
+    return [dict(row._mapping) for row in await session.execute(query, params)]

@@ -19,6 +19,8 @@ from typing import Any
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
+from cairn.edges import repository as edges
+from cairn.edges.builder import CAUSAL
 from cairn.paths.machine import PathState, Status, Waypoint
 from cairn.paths.repository import PATH_SCHEMA, WAYPOINT_SCHEMA
 from cairn.paths.summary import Resolution, WaypointNote
@@ -166,3 +168,17 @@ async def write_waypoints(
         await writer.put_generated(ident, body, unless_later=None)
         written.append(ident)
     return written
+
+
+async def link_waypoints(
+    writer: GeneratedWriter, path: uuid.UUID, waypoints: Sequence[tuple[uuid.UUID, uuid.UUID]]
+) -> None:
+    """Causal edges source record → waypoint → path, for (source, waypoint) pairs, between
+    records that still exist."""
+    owner = writer.principal.owner_id
+    ends = [path, *(end for pair in waypoints for end in pair)]
+    present = await edges.lock_endpoints(writer.session, owner, ends)
+    wanted = [(source, w, CAUSAL, 1.0) for source, w in waypoints]
+    wanted += [(w, path, CAUSAL, 1.0) for _, w in waypoints]
+    kept = sorted({e for e in wanted if e[0] in present and e[1] in present})
+    await edges.upsert_edges(writer.session, owner, kept)
