@@ -36,6 +36,13 @@ SCRIPT = [
     FAILING, _edit(20), GREEN,
 ]  # fmt: skip
 
+# What SCRIPT makes in order: each path's status and waypoint types.
+TRACKED = [
+    ("resolved", ["error", "attempt", "pivot", "success", "success", "pivot", "attempt",
+                  "success", "success", "success", "resolution"]),
+    ("active", ["error", "attempt", "success"]),
+]  # fmt: skip
+
 
 @pytest.fixture
 async def handlers(app: FastAPI, settings: Settings) -> Handlers:
@@ -96,11 +103,7 @@ async def test_any_order_of_arrival_makes_the_paths_of_the_order_of_creation(
     for event in events:
         await handlers.track_paths(event)
     in_order = await _shape(db, session, sources)
-    assert [(c["status"], [s[1] for s in steps]) for c, steps in in_order] == [
-        ("resolved", ["error", "attempt", "pivot", "success", "success", "pivot", "attempt",
-                      "success", "success", "success", "resolution"]),
-        ("active", ["error", "attempt", "success"]),
-    ]  # fmt: skip
+    assert [(c["status"], [s[1] for s in steps]) for c, steps in in_order] == TRACKED
     assert [(c["started_at"], c["last_at"], c["resolved_at"]) for c, _ in in_order] == [
         (0, 9, 9),
         (11, 13, None),
