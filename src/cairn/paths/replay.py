@@ -29,6 +29,7 @@ from cairn.paths.steps import apply, is_active, tracked
 from cairn.paths.store import (
     NewWaypoint,
     StoredPath,
+    link_files,
     link_waypoints,
     path_context,
     path_from_context,
@@ -93,6 +94,7 @@ async def rebuild(
         if before.pop(path.id, None) != path_context(path):
             await write_path(writer, path)
         await link_waypoints(writer, path.id, pairs)
+        await link_files(writer, path.id, [f for w in replayed.waypoints for f in w.files])
     await edges.delete_edges(session, owner, moved, CAUSAL)
     for gone in [*stale, *before]:  # no longer produced: their edges go with them
         await writer.delete(gone)

@@ -109,3 +109,20 @@ async def session_records(
     )
     params = {"owner": owner_id, "session": session_tag, "since": since}
     return [dict(row._mapping) for row in await session.execute(query, params)]
+
+
+MAX_FILE_RECORDS = 100
+
+
+async def file_records(
+    session: AsyncSession, owner_id: uuid.UUID, files: list[str]
+) -> list[uuid.UUID]:
+    """The records that stand for these files: tagged ``file:<path>`` (the convention the
+    ``signals`` context source reads too), newest first, at most ``MAX_FILE_RECORDS``."""
+    query = text(
+        f"SELECT id FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE} AND tags && :tags"
+        f" AND schema_name NOT IN ('{PATH_SCHEMA}', '{WAYPOINT_SCHEMA}', 'agent.context.v1')"
+        " ORDER BY created_at DESC, id LIMIT :limit"
+    )
+    params = {"owner": owner_id, "tags": [f"file:{f}" for f in files], "limit": MAX_FILE_RECORDS}
+    return [row.id for row in await session.execute(query, params)]

@@ -20,7 +20,8 @@ from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.edges import repository as edges
-from cairn.edges.builder import CAUSAL
+from cairn.edges.builder import CAUSAL, TAG
+from cairn.paths import repository
 from cairn.paths.machine import PathState, Status, Waypoint
 from cairn.paths.repository import PATH_SCHEMA, WAYPOINT_SCHEMA
 from cairn.paths.summary import Resolution, WaypointNote
@@ -181,4 +182,19 @@ async def link_waypoints(
     wanted = [(source, w, CAUSAL, 1.0) for source, w in waypoints]
     wanted += [(w, path, CAUSAL, 1.0) for _, w in waypoints]
     kept = sorted({e for e in wanted if e[0] in present and e[1] in present})
+    await edges.upsert_edges(writer.session, owner, kept)
+
+
+async def link_files(writer: GeneratedWriter, path: uuid.UUID, files: Sequence[str]) -> None:
+    """Tag edges path → each record tagged ``file:<path>`` for a file the path touched (a
+    waypoint's record named it): the graph then leads from a fix to what is known about the
+    files it changed, and back. Files are not records unless someone made one so tagged."""
+    if not files:
+        return
+    owner = writer.principal.owner_id
+    found = await repository.file_records(writer.session, owner, sorted(set(files)))
+    if not found:
+        return
+    present = await edges.lock_endpoints(writer.session, owner, [path, *found])
+    kept = sorted((path, f, TAG, 1.0) for f in found if path in present and f in present)
     await edges.upsert_edges(writer.session, owner, kept)

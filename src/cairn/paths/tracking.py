@@ -30,6 +30,7 @@ from cairn.paths.steps import session_of as session_of
 from cairn.paths.steps import tracked as tracked
 from cairn.paths.store import (
     StoredPath,
+    link_files,
     link_waypoints,
     note_of,
     path_from_context,
@@ -86,6 +87,7 @@ async def track(
         stored = replace(stored, resolution=summarise(notes))
     await write_path(writer, stored)
     await link_waypoints(writer, stored.id, [(record_id, ident) for ident in ids])
+    await link_files(writer, stored.id, applied.waypoints[0].files)
     return Tracked(stored, applied.step, tuple(ids))
 
 
