@@ -115,3 +115,37 @@ async def test_any_order_of_arrival_makes_the_paths_of_the_order_of_creation(
         for n in order + order[:3]:  # and a few redelivered
             await handlers.track_paths(events[n])
         assert await _shape(db, session, sources) == in_order, order
+
+
+async def test_a_session_imported_in_one_batch_is_tracked_in_the_requests_order(
+    handlers: Handlers, client: httpx.AsyncClient, app: FastAPI, db: AsyncEngine
+) -> None:
+    """One transaction, one ``now()``: the batch's own stamps (a microsecond apart) order it,
+    however its events arrive."""
+    session = f"session:{uuid.uuid4().hex[:8]}"
+    records = []
+    for context in map(dict, SCRIPT):
+        title = context.pop("title", "Run pytest")
+        records.append({"schema_name": "tool.response.v1", "title": title, "tags": [session],
+                        "context": context})  # fmt: skip
+    answer = await client.post("/breadcrumbs/batch", json={"records": records})
+    assert answer.status_code == 200, answer.text
+    sources = [result["id"] for result in answer.json()["results"]]
+    for source in reversed(sources):
+        await handlers.track_paths(await _event(app, source))
+    shape = await _shape(db, session, sources)
+    assert [(c["status"], [s[1] for s in steps]) for c, steps in shape] == TRACKED
+    assert [steps[0][3] for _, steps in shape] == [0, 11]
+
+
+async def test_the_latest_path_query_probes_its_index(db: AsyncEngine) -> None:
+    """Every tracked record reads its session's latest path: migration 0019's index."""
+    query = (
+        "EXPLAIN SELECT id FROM breadcrumbs WHERE owner_id = :owner"
+        " AND schema_name = 'debug.path.v1' AND context->>'session' = :session"
+    )
+    async with db.connect() as connection:
+        await connection.execute(text("SET LOCAL enable_seqscan = off"))
+        params = {"owner": uuid.uuid4(), "session": "session:s"}
+        plan = "\n".join(row[0] for row in await connection.execute(text(query), params))
+    assert "ix_debug_paths_session" in plan

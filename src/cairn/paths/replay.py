@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from prometheus_client import Counter
+
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.edges import repository as edges
 from cairn.edges.builder import CAUSAL
@@ -39,6 +41,14 @@ from cairn.paths.store import (
     write_waypoints,
 )
 from cairn.paths.summary import WaypointNote, summarise
+
+REPLAYS = Counter(
+    "cairn_debug_path_replays_total",
+    "Session replays of debug paths: a record arrived after later ones of its session",
+)
+REPLAYED_RECORDS = Counter(
+    "cairn_debug_path_replayed_records_total", "Records the debug path replays went through"
+)
 
 
 @dataclass
@@ -69,6 +79,8 @@ async def rebuild(
     ]  # fmt: skip
     since = min([late_at, *(p.started_at for p in affected)])
     records = await repository.session_records(session, owner, session_tag, since)
+    REPLAYS.inc()
+    REPLAYED_RECORDS.inc(len(records))
     produced = _replay(owner, records, threshold)
     if not produced:
         return None

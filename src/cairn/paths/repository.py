@@ -54,6 +54,23 @@ async def has_waypoint_from(
     return bool((await session.execute(query, params)).scalar_one())
 
 
+async def record_created(
+    session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID
+) -> tuple[datetime, bool] | None:
+    """When the record was created and whether a waypoint was already derived from it (a
+    redelivered event), in one round trip; None if it is gone. Its ``created_at``, not the
+    event's time: a batch stamps its records a microsecond apart, in the request's order."""
+    query = text(
+        "SELECT created_at, EXISTS (SELECT 1 FROM breadcrumbs w WHERE w.owner_id = :owner"
+        f" AND (w.ttl IS NULL OR w.ttl > now()) AND w.schema_name = '{WAYPOINT_SCHEMA}'"
+        " AND w.context->>'source_record_id' = :source) AS tracked"
+        f" FROM breadcrumbs WHERE owner_id = :owner AND id = :id AND {_LIVE}"
+    )
+    params = {"owner": owner_id, "id": record_id, "source": str(record_id)}
+    row = (await session.execute(query, params)).one_or_none()
+    return None if row is None else (row.created_at, bool(row.tracked))
+
+
 async def waypoints_of(
     session: AsyncSession, owner_id: uuid.UUID, path_id: uuid.UUID
 ) -> list[Mapping[str, Any]]:

@@ -32,10 +32,10 @@ def tracked(record: Mapping[str, Any]) -> bool:
 
 
 def time_of(record: Mapping[str, Any]) -> datetime:
-    """When the record was created: a row's ``created_at``, or a created event's
-    ``updated_at`` (the same instant: both are the inserting transaction's time). Not when
-    a worker saw it, so that the order of arrival does not date the path."""
-    value = record.get("created_at") or record["updated_at"]
+    """When the record was created (``created_at``, which :func:`.tracking.track` reads
+    from the row): not when a worker saw it, so that the order of arrival does not date
+    the path."""
+    value = record["created_at"]
     return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
 
 

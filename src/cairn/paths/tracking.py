@@ -58,14 +58,17 @@ async def track(
     *,
     threshold: int = RESOLUTION_THRESHOLD,
 ) -> Tracked | None:
-    """Apply ``signal`` of ``record`` (id, tags, title, ``updated_at``) to its session's path."""
+    """Apply ``signal`` of ``record`` (a created event: id, tags, title) to its session's
+    path."""
     session, owner = writer.session, writer.principal.owner_id
     tag = session_of(record)
     assert tag is not None  # see tracked()
     record_id = uuid.UUID(str(record["breadcrumb_id"]))
     await repository.lock_session(session, owner, tag)
-    if await repository.has_waypoint_from(session, owner, record_id):
+    created = await repository.record_created(session, owner, record_id)
+    if created is None or created[1]:  # deleted since, or already tracked (redelivered)
         return None
+    record = {**record, "created_at": created[0]}
     found = await repository.session_paths(session, owner, tag, latest_only=True)
     latest = path_from_context(*found[0]) if found else None
     if latest is not None and await _late(writer, latest, record, record_id):
