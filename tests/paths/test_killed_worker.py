@@ -12,11 +12,11 @@ import sys
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.paths.test_arrival_order import SCRIPT, TRACKED
@@ -29,7 +29,9 @@ from cairn.config import Settings
 pytestmark = pytest.mark.slow
 
 WAYPOINTS = sum(len(types) for _, types in TRACKED)
-SLOW_S = 0.15  # each waypoint insert, while the test runs: a kill lands mid-session
+HALF = TRACKED[0][1][:7]  # what SCRIPT's first half makes (an active path)
+HALF_WAYPOINTS = len(HALF)
+STALL_S = 3.0
 
 
 async def _start(settings: Settings) -> asyncio.subprocess.Process:
@@ -66,22 +68,48 @@ async def _tracked(db: AsyncEngine, session: str) -> list[tuple[str, list[str]]]
     return shape
 
 
-@pytest.fixture
-async def slow_waypoints(app: FastAPI, db: AsyncEngine) -> AsyncIterator[None]:
+@asynccontextmanager
+async def _stalled(db: AsyncEngine) -> AsyncIterator[None]:
+    """Every waypoint insert sleeps ``STALL_S`` inside its transaction meanwhile: a worker
+    is caught in the middle of a record. Dropping the trigger waits for the transaction
+    the killed worker left open (its backend aborts once the sleep ends)."""
     suffix = uuid.uuid4().hex[:10]
     async with db.begin() as connection:
         await connection.execute(text(
-            f"CREATE FUNCTION slow_{suffix}() RETURNS trigger LANGUAGE plpgsql AS"
-            f" $$ BEGIN PERFORM pg_sleep({SLOW_S}); RETURN NULL; END $$"
+            f"CREATE FUNCTION stall_{suffix}() RETURNS trigger LANGUAGE plpgsql AS"
+            f" $$ BEGIN PERFORM pg_sleep({STALL_S}); RETURN NULL; END $$"
         ))  # fmt: skip
         await connection.execute(text(
-            f"CREATE TRIGGER slow_{suffix} AFTER INSERT ON breadcrumbs FOR EACH ROW"
-            f" WHEN (NEW.schema_name = 'debug.waypoint.v1') EXECUTE FUNCTION slow_{suffix}()"
+            f"CREATE TRIGGER stall_{suffix} AFTER INSERT ON breadcrumbs FOR EACH ROW"
+            f" WHEN (NEW.schema_name = 'debug.waypoint.v1') EXECUTE FUNCTION stall_{suffix}()"
         ))  # fmt: skip
-    yield
-    async with db.begin() as connection:
-        await connection.execute(text(f"DROP TRIGGER IF EXISTS slow_{suffix} ON breadcrumbs"))
-        await connection.execute(text(f"DROP FUNCTION IF EXISTS slow_{suffix}()"))
+    try:
+        yield
+    finally:
+        async with db.begin() as connection:
+            await connection.execute(text(f"DROP TRIGGER IF EXISTS stall_{suffix} ON breadcrumbs"))
+            await connection.execute(text(f"DROP FUNCTION IF EXISTS stall_{suffix}()"))
+
+
+async def _sleeping(db: AsyncEngine) -> bool:
+    """Whether a transaction waits in the stall (the worker is inside a record)."""
+    query = text("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")
+    async with db.connect() as connection:
+        return bool((await connection.execute(query)).scalar_one())
+
+
+async def _batch(
+    client: httpx.AsyncClient, session: str, script: list[dict[str, Any]]
+) -> list[str]:
+    """The records at once, in one request (the worker may take them in any order)."""
+    records = []
+    for context in map(dict, script):
+        title = context.pop("title", "Run pytest")
+        records.append({"schema_name": "tool.response.v1", "title": title, "tags": [session],
+                        "context": context})  # fmt: skip
+    answer = await client.post("/breadcrumbs/batch", json={"records": records})
+    assert answer.status_code == 200, answer.text
+    return [str(result["id"]) for result in answer.json()["results"]]
 
 
 async def _consuming(client: httpx.AsyncClient, db: AsyncEngine) -> None:
@@ -97,24 +125,32 @@ async def _consuming(client: httpx.AsyncClient, db: AsyncEngine) -> None:
     await eventually(handled, timeout=120, interval=1.0)
 
 
-@pytest.mark.usefixtures("slow_waypoints")
 async def test_a_worker_killed_mid_session_leaves_one_path_and_no_duplicate(
     settings: Settings, client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
+    session, half = f"session:{uuid.uuid4().hex[:8]}", len(SCRIPT) // 2
     first = await _start(settings)
     try:
         await _consuming(client, db)
-        session = f"session:{uuid.uuid4().hex[:8]}"
-        sources = [await _record(client, session, dict(context)) for context in SCRIPT]
+        sources = await _batch(client, session, SCRIPT[:half])
 
-        async def some_handled() -> bool:
-            return len(await _waypoints(db, session)) >= 3
+        async def first_half_tracked() -> bool:
+            return await _tracked(db, session) == [("active", HALF)]
 
-        await eventually(some_handled, timeout=120, interval=0.01)
+        await eventually(first_half_tracked, timeout=120, interval=0.05)
+        async with _stalled(db):
+            sources += await _batch(client, session, SCRIPT[half:])
+            try:
+                await eventually(lambda: _sleeping(db), timeout=60, interval=0.01)
+            finally:
+                first.send_signal(signal.SIGKILL)
+                assert await asyncio.wait_for(first.wait(), 30) == -signal.SIGKILL
     finally:
-        first.send_signal(signal.SIGKILL)
-        assert await asyncio.wait_for(first.wait(), 30) == -signal.SIGKILL
-    assert len(await _waypoints(db, session)) < WAYPOINTS  # killed halfway
+        if first.returncode is None:
+            first.kill()
+            await first.wait()
+    killed_at = len(await _waypoints(db, session))
+    assert HALF_WAYPOINTS <= killed_at < WAYPOINTS, killed_at
     second = await _start(settings)
     try:
 
@@ -126,7 +162,6 @@ async def test_a_worker_killed_mid_session_leaves_one_path_and_no_duplicate(
         second.terminate()
         await asyncio.wait_for(second.wait(), 30)
     paths = sorted(await _paths_of(db, session), key=lambda p: p.context["started_at"])
-    assert [p.context["status"] for p in paths] == ["resolved", "active"]
     waypoints = await _waypoints(db, session)
     assert len(waypoints) == WAYPOINTS
     per_record = Counter((w.context["source_record_id"], w.context["type"]) for w in waypoints)
