@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install model run test lint format docs bench bench-quick bench-1m faults
+.PHONY: help install browser model run test lint format docs bench bench-quick bench-1m faults
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
@@ -30,7 +30,14 @@ install: $(STAMP) ## venv, dependencies and the ONNX model
 run: install ## run Cairn on the embedded PostgreSQL and NATS in ./.cairn
 	$(BIN)/cairn up
 
-test: install ## the whole test suite against real PostgreSQL and NATS
+browser: ## Debian's Chromium, which the console's tests drive headless (once; needs root or sudo)
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	  else echo "the console's tests need Chromium: run 'apt-get install chromium' as root"; exit 1; fi; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+	    $$SUDO apt-get install -y -q --no-install-recommends chromium; }
+
+test: install browser ## the whole test suite against real PostgreSQL and NATS (and Chromium)
 	$(BIN)/pytest
 
 docs: install ## build the documentation site (docs/, mkdocs.yml) into site/, offline; fails on broken links

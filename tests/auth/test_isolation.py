@@ -181,6 +181,36 @@ async def test_tenant_b_sees_none_of_tenant_a_events(
         assert event["breadcrumb_id"] == own.json()["id"]  # A's three came first, unseen
 
 
+def _path(marker: str) -> dict[str, object]:
+    context = {
+        "session": f"session:{marker}",
+        "status": "active",
+        "sequence": 0,
+        "started_at": "2026-11-26T10:00:00+00:00",
+        "trigger_record_id": str(uuid.uuid4()),
+    }
+    return breadcrumb(schema_name="debug.path.v1", tags=[marker], context=context)
+
+
+async def test_tenant_b_gets_none_of_tenant_a_path_frames(
+    jwt_client: httpx.AsyncClient, jwt_live_url: str, mint: Mint, marker: str
+) -> None:
+    """Both tenants' paths in the same session name: B's stream asks for every path frame
+    of that session, and gets its own only."""
+    a = bearer(mint(owner_id=uuid.uuid4(), roles=["emitter"]))
+    b_token = mint(owner_id=uuid.uuid4(), roles=["emitter"])
+    params = {"session": marker, "paths": "true", "access_token": b_token}
+    async with sse(jwt_live_url, params) as stream:
+        for _ in range(3):
+            created = await jwt_client.post("/breadcrumbs", json=_path(marker), headers=a)
+            assert created.status_code == 201, created.text
+        own = await jwt_client.post("/breadcrumbs", json=_path(marker), headers=bearer(b_token))
+        assert own.status_code == 201, own.text
+        frame = await stream.next_frame()
+        assert frame["data"]["type"] == "path_started"
+        assert frame["data"]["path_id"] == own.json()["id"]  # A's three came first, unseen
+
+
 async def test_the_stream_takes_the_token_from_the_header_too(
     jwt_live_url: str, mint: Mint
 ) -> None:

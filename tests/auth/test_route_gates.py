@@ -94,6 +94,9 @@ OUTSIDE_ROUTERS: dict[str, str] = {
     # of its API route (remember: emitter, the others: subscriber).
     "/mcp": "token, then per tool",
 }
+# Served to anyone: the console's page holds no data (its scripts call the gated routes
+# with the visitor's token); its assets are a static mount under /console/.
+PUBLIC_OUTSIDE = {"/": "the console page"}
 GATED = sorted(key for key, gate in EXPECTED.items() if gate != OPEN)
 BELOW = {S: [], E: [["subscriber"]], C: [["subscriber"], ["emitter"], ["subscriber", "emitter"]]}
 
@@ -132,7 +135,17 @@ def test_the_table_names_every_route_of_the_app(jwt_app: FastAPI) -> None:
 def test_the_routes_outside_the_routers_are_known(jwt_app: FastAPI) -> None:
     plain = {route.path for route in jwt_app.routes if isinstance(route, Route)}
     outside = {path for path in plain if path not in DOCS} - {p for _, p in EXPECTED}
-    assert outside == set(OUTSIDE_ROUTERS), "give new routes a gate (and a row here)"
+    assert outside == set(OUTSIDE_ROUTERS) | set(PUBLIC_OUTSIDE), "give new routes a gate"
+
+
+async def test_the_console_is_served_without_a_token_and_its_data_is_not(
+    jwt_client: httpx.AsyncClient,
+) -> None:
+    page = await jwt_client.get("/")
+    assert page.status_code == 200, page.text
+    assert "default-src 'self'" in page.headers["Content-Security-Policy"]
+    assert (await jwt_client.get("/console/js/app.js")).status_code == 200
+    assert (await jwt_client.get("/breadcrumbs")).status_code == 401
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "DELETE"])

@@ -48,3 +48,30 @@ async def test_the_sync_stream_yields_a_live_event(live_url: str, marker: str) -
         await _post_until(cairn, marker, reading)
     (event,) = reading.result()
     assert event.type == "breadcrumb.created" and marker in event.tags and event.seq > 0
+
+
+async def test_the_stream_yields_path_frames_when_asked(live_url: str, marker: str) -> None:
+    """A path record posted directly makes a ``path_started`` frame before its record event."""
+    context = {
+        "session": f"session:{marker}",
+        "status": "active",
+        "sequence": 0,
+        "started_at": "2026-11-26T10:00:00+00:00",
+        "trigger_record_id": str(uuid.uuid4()),
+    }
+    async with AsyncClient(live_url) as cairn:
+        stream = cairn.events(any_tags=[marker], paths=True, stop_after_s=20)
+        first = asyncio.ensure_future(anext(stream))
+        posted = []
+        while not first.done():  # (until the stream is connected)
+            created = await cairn.create_breadcrumb(
+                "path", context, schema_name="debug.path.v1", tags=[marker]
+            )
+            posted.append(created.id)
+            await asyncio.wait([first], timeout=0.5)
+        started, record = first.result(), await anext(stream)
+        await stream.aclose()
+    assert started.type == "path_started" and started.path is not None
+    assert started.path.path_id in posted and started.path.status == "active"
+    assert record.type == "breadcrumb.created" and record.breadcrumb_id == started.path.path_id
+    assert started.seq == record.seq

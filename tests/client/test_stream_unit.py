@@ -86,5 +86,40 @@ def test_the_decoder_joins_data_lines_and_ignores_comments() -> None:
     lines = [": ping", "id: 7", 'data: {"a":', "data: 1}", ""]
     assert [decoder.feed(line) for line in lines][-1] == Frame("7", '{"a":\n1}')
     cursor = Cursor(7)
-    assert cursor.read(Frame("7", '{"type": "x"}')) is None
-    assert cursor.read(Frame("8", '{"type": "x"}')) is not None and cursor.last == 8
+    assert cursor.read(Frame("7", '{"type": "x"}')) == []
+    assert len(cursor.read(Frame("8", '{"type": "x"}'))) == 1 and cursor.last == 8
+
+
+PATH_ID = "9b0e9f54-8a4e-4d43-9b0c-4a7f3f3a7a01"
+
+
+def path(kind: str, seq: int, **fields: object) -> dict[str, object]:
+    return {"type": kind, "path_id": PATH_ID, "seq": seq, "session": "session:s1", **fields}
+
+
+def test_path_frames_are_held_for_their_events_id_and_yielded_once() -> None:
+    """The first connection ends between event 2's path frame (no id) and its record frame:
+    the path frame is dropped, and yielded when the resumed stream sends both again."""
+    started = (None, path("path_started", 1, status="active"))
+    waypoint = (None, path("path_waypoint", 2, sequence=1, waypoint_type="error"))
+    resolved = (3, path("path_resolved", 3, status="resolved", kiss_summary="When x: y."))
+    script = Script(
+        stream_answer(frames(started, event(1), waypoint)),
+        stream_answer(frames(waypoint, event(2), resolved)),
+    )
+    with Client("http://x", transport=script.sync()) as cairn:
+        stream = cairn.events(session="s1", paths=True)
+        seen = [next(stream) for _ in range(5)]
+        stream.close()
+    assert [(e.seq, e.type) for e in seen] == [
+        (1, "path_started"),
+        (1, "breadcrumb.created"),
+        (2, "path_waypoint"),
+        (2, "breadcrumb.created"),
+        (3, "path_resolved"),
+    ]
+    assert seen[2].path is not None and seen[2].path.waypoint_type == "error"
+    assert seen[4].path is not None and seen[4].path.kiss_summary == "When x: y."
+    assert str(seen[0].path and seen[0].path.path_id) == PATH_ID and seen[1].path is None
+    assert [r.headers.get("last-event-id") for r in script.requests] == [None, "1"]
+    assert dict(script.requests[0].url.params) == {"session": "s1", "paths": "true"}

@@ -52,3 +52,6 @@ def test_a_waypoint_context_is_valid() -> None:
     context = waypoint_context(path_id(OWNER, "session:a", RECORD), waypoint)
     check_definition("debug.waypoint.v1", context)
     assert context["type"] == "pivot" and context["sequence"] == 2
+    with_session = waypoint_context(path_id(OWNER, "session:a", RECORD), waypoint, "session:a")
+    check_definition("debug.waypoint.v1", with_session)
+    assert with_session["session"] == "session:a"  # the stream's path_waypoint frame reads it

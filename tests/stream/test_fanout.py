@@ -52,6 +52,7 @@ class Recorder:
         self.owner_id = str(owner)
         self.selector = selector
         self.granted = granted
+        self.paths = False
         self.frames: list[int] = []
 
     def deliver(self, seq: int, frame: bytes) -> None:

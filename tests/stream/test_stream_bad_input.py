@@ -23,6 +23,7 @@ BAD_STREAM_REQUESTS: dict[str, tuple[dict[str, str], dict[str, str | bytes]]] = 
     "filters over 16 KiB": ({"filters": json.dumps({"schema_name": "x" * 20_000})}, {}),
     "10,000 all_tags in filters": ({"filters": json.dumps({"all_tags": ["t"] * 1000})}, {}),
     "NUL in a query parameter": ({"schema_name": "a\x00b"}, {}),
+    "paths neither true nor false": ({"paths": "maybe"}, {}),
 }
 
 

@@ -17,7 +17,14 @@ from cairn_client.errors import (
     Unreachable,
     VersionMismatch,
 )
-from cairn_client.models import BatchRecord, BatchResult, BreadcrumbUpdate, Event, Selector
+from cairn_client.models import (
+    BatchRecord,
+    BatchResult,
+    BreadcrumbUpdate,
+    Event,
+    PathFrame,
+    Selector,
+)
 from cairn_client.sse import AsyncEventStream, EventStream
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "Forbidden",
     "InvalidInput",
     "NotFound",
+    "PathFrame",
     "RateLimited",
     "RetryPolicy",
     "Selector",

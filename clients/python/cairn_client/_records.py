@@ -254,13 +254,15 @@ class RecordRoutes:
         session: str | None = None,
         filters: Selector | Mapping[str, Any] | None = None,
         compat: Literal["cairn", "rcrt"] | None = None,
+        paths: bool = False,
         since: int | None = None,
         read_timeout_s: float = 45.0,
         max_reconnects: int | None = None,
         stop_after_s: float | None = None,
     ) -> StreamOptions:
         """Live events matching the filters, each once and in order, resuming after a
-        disconnect (``since``: start after this stream sequence, replaying what came since)."""
+        disconnect (``since``: start after this stream sequence, replaying what came since).
+        ``paths``: also the tenant's debug-path frames, as events whose ``path`` is set."""
         if isinstance(filters, Selector):
             filters = filters.model_dump(mode="json", exclude_none=True)
         params = {
@@ -270,6 +272,7 @@ class RecordRoutes:
             "session": session,
             "filters": None if filters is None else json.dumps(filters),
             "compat": compat,
+            "paths": paths or None,
         }
         return StreamOptions(
             query_params(params),

@@ -160,6 +160,31 @@ class BreadcrumbUpdate(Request):
     ttl: datetime | None = None
 
 
+class PathFrame(Answer):
+    """A debug-path frame: ``type`` is ``path_started``, ``path_waypoint``,
+    ``path_resolved`` or ``path_abandoned``; ``seq`` the stream event it was made from.
+    A waypoint's fields are set on ``path_waypoint``, the summary on ``path_resolved``."""
+
+    type: str
+    seq: int
+    path_id: UUID
+    session: str | None = None
+    status: str | None = None
+    signature: str | None = None
+    sequence: int | None = None
+    version: int | None = None
+    waypoint_id: UUID | None = None
+    waypoint_type: str | None = None
+    summary: str | None = None
+    source_record_id: UUID | None = None
+    command: str | None = None
+    files: list[str] = []
+    kiss_summary: str | None = None
+    root_cause: str | None = None
+    what_fixed_it: str | None = None
+    abandon_reason: str | None = None
+
+
 class Event(Answer):
     """One change from ``/events/stream``; ``seq`` is its stream sequence (``Last-Event-ID``)."""
 
@@ -174,6 +199,7 @@ class Event(Answer):
     tags: list[str] = []
     updated_at: datetime | None = None
     context: dict[str, Any] | None = None
+    path: PathFrame | None = None  # a debug-path frame (``events(paths=True)``)
 
 
 # contexts

@@ -5,22 +5,28 @@ after a dropped connection, a ``reconnect`` frame, a silent connection or a 429/
 connects again with ``Last-Event-ID`` and the server replays what was missed. Any frame at
 or below the remembered sequence is dropped, so no event is yielded twice.
 
-The frame parser is written here rather than taken from a library: the client depends on
+With ``paths=True`` the server also sends debug-path frames (``path_started``,
+``path_waypoint``, ``path_resolved``, ``path_abandoned``), yielded as ``Event``s whose
+``path`` holds the frame. One that precedes its event's record frame comes without an id; it
+is held until that frame (which has the id) arrives, and dropped if the connection ends
+first: the resumed stream sends it again. So path frames too are yielded once.
+
+The frame parser (``_frames``) is written rather than taken from a library: the client depends on
 httpx and pydantic only, and Cairn sends a small subset of SSE (``id``, ``data``, comments).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, overload
 
 import httpx
 
+from cairn_client._frames import RECONNECT, Cursor, Frame, FrameDecoder
 from cairn_client._retry import RETRIED_STATUSES, retry_after_s
 from cairn_client._routes import ROUTES
 from cairn_client.errors import CairnError, error_from, unreachable
@@ -30,63 +36,16 @@ if TYPE_CHECKING:
     from cairn_client._client import AsyncClient, Client
 
 P = ParamSpec("P")
-RECONNECT: Literal["reconnect"] = "reconnect"
-
-
-@dataclass(frozen=True)
-class Frame:
-    id: str | None
-    data: str
-    event: str | None = None
-
-
-class FrameDecoder:
-    """SSE lines to frames: ``field: value`` lines, a blank line ends a frame, ``:`` comments."""
-
-    def __init__(self) -> None:
-        self._fields: dict[str, str] = {}
-        self._data: list[str] = []
-
-    def feed(self, line: str) -> Frame | None:
-        if not line:
-            frame = Frame(self._fields.get("id"), "\n".join(self._data), self._fields.get("event"))
-            self._fields, self._data = {}, []
-            return frame if frame.data else None
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "data":
-            self._data.append(value)
-        elif name in {"id", "event"}:
-            self._fields[name] = value
-        return None
-
-
-class Cursor:
-    """The last sequence yielded: where a reconnect resumes, and the bar a frame must pass."""
-
-    def __init__(self, last: int | None = None) -> None:
-        self.last = last
-
-    def headers(self) -> dict[str, str]:
-        return {} if self.last is None else {"Last-Event-ID": str(self.last)}
-
-    def read(self, frame: Frame) -> Event | Literal["reconnect"] | None:
-        try:
-            data = json.loads(frame.data)
-        except ValueError:
-            return None
-        if not isinstance(data, dict):
-            return None
-        if frame.id is None or not frame.id.strip().isdigit():  # pings, and the reconnect ask
-            asks = data.get("type") == RECONNECT or frame.event == RECONNECT
-            return RECONNECT if asks else None
-        sequence = int(frame.id)
-        if self.last is not None and sequence <= self.last:
-            return None  # already yielded: a replay overlapping what the feed sent
-        self.last = sequence
-        return Event.model_validate({**data, "seq": sequence})
+__all__ = [
+    "RECONNECT",
+    "AsyncEventStream",
+    "Cursor",
+    "EventStream",
+    "Frame",
+    "FrameDecoder",
+    "StreamOptions",
+    "stream",
+]
 
 
 @dataclass
@@ -246,29 +205,28 @@ class AsyncEventStream:
             await asyncio.sleep(0 if attempts.expired() else attempts.delay())
 
 
-def _decode(decoder: FrameDecoder, line: str, cursor: Cursor) -> Event | str | None:
+def _decode(decoder: FrameDecoder, line: str, cursor: Cursor) -> list[Event] | str:
     frame = decoder.feed(line)
-    return None if frame is None else cursor.read(frame)
+    return [] if frame is None else cursor.read(frame)
 
 
 def _events(lines: Iterator[str], cursor: Cursor) -> Iterator[Event]:
-    decoder = FrameDecoder()
+    decoder, cursor.held = FrameDecoder(), []  # a new connection: nothing held from the last
     for line in lines:
         got = _decode(decoder, line, cursor)
-        if got == RECONNECT:
+        if isinstance(got, str):  # the reconnect ask
             return
-        if isinstance(got, Event):
-            yield got
+        yield from got
 
 
 async def _async_events(lines: AsyncIterator[str], cursor: Cursor) -> AsyncIterator[Event]:
-    decoder = FrameDecoder()
+    decoder, cursor.held = FrameDecoder(), []
     async for line in lines:
         got = _decode(decoder, line, cursor)
-        if got == RECONNECT:
+        if isinstance(got, str):  # the reconnect ask
             return
-        if isinstance(got, Event):
-            yield got
+        for event in got:
+            yield event
 
 
 class stream(Generic[P]):

@@ -25,6 +25,7 @@ from cairn.auth.service import Authenticator
 from cairn.breadcrumbs import endpoints as breadcrumbs
 from cairn.breadcrumbs.chunks import ChunkWindow
 from cairn.config import Settings, get_settings
+from cairn.console import routes as console
 from cairn.context import endpoints as contexts
 from cairn.context.builder import ContextBuilder
 from cairn.context.relabel import Relabeller, run_relabelling
@@ -110,6 +111,7 @@ def create_app(
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    console.install(app)  # the web console at /, its assets under /console/
     app.router.routes.append(mcp.route())  # MCP over streamable HTTP, behind the same auth
     limits = settings.limits
     batch = {"/breadcrumbs/batch": limits.max_batch_body_bytes}

@@ -85,6 +85,7 @@ async def rebuild(
     if not produced:
         return None
     before = {p.id: path_context(p) for p in affected}
+    kept = {p.id: p for p in affected}
     stale: dict[uuid.UUID, dict[str, Any]] = {}
     for path in affected:
         for context in await repository.waypoints_of(session, owner, path.id):
@@ -93,17 +94,21 @@ async def rebuild(
     written: list[uuid.UUID] = []
     moved: list[tuple[uuid.UUID, uuid.UUID]] = []  # waypoint → the path it left
     for replayed in produced:
-        path = replayed.path
+        path = _keeping_summary(replayed.path, kept.get(replayed.path.id))
+        resolved = path.state.status is Status.RESOLVED
+        changed = before.pop(path.id, None) != path_context(path)
+        if changed and not resolved:  # the path's event before its waypoints', as in track
+            await write_path(writer, path)
         pairs = []
         for waypoint in replayed.waypoints:
             ident = waypoint_id(owner, waypoint.source_record_id, waypoint.kind)
             old = stale.pop(ident, None)
-            if old != waypoint_context(path.id, waypoint):
-                written += await write_waypoints(writer, path.id, [waypoint])
+            if old != waypoint_context(path.id, waypoint, session_tag):
+                written += await write_waypoints(writer, path.id, [waypoint], session=session_tag)
             if old is not None and old["path_id"] != str(path.id):
                 moved.append((ident, uuid.UUID(old["path_id"])))
             pairs.append((waypoint.source_record_id, ident))
-        if before.pop(path.id, None) != path_context(path):
+        if changed and resolved:
             await write_path(writer, path)
         await link_waypoints(writer, path.id, pairs)
         await link_files(writer, path.id, [f for w in replayed.waypoints for f in w.files])
@@ -111,6 +116,14 @@ async def rebuild(
     for gone in [*stale, *before]:  # no longer produced: their edges go with them
         await writer.delete(gone)
     return produced[-1].path, tuple(written)
+
+
+def _keeping_summary(path: StoredPath, old: StoredPath | None) -> StoredPath:
+    """A path resolved again keeps what the LLM summariser made of it (it is asked once)."""
+    if old is None or old.summariser is None or path.state.status is not Status.RESOLVED:
+        return path
+    return replace(path, resolution=old.resolution, summariser=old.summariser,
+                   replaced=old.replaced)  # fmt: skip
 
 
 def _replay(owner: uuid.UUID, records: list[Any], threshold: int) -> list[_Replayed]:

@@ -38,6 +38,18 @@ def path_id(owner_id: uuid.UUID, session_tag: str, first_record_id: uuid.UUID) -
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryOutcome:
+    """What the LLM summariser (cairn.paths.summariser) made of a resolved path: its summary
+    (``by == "llm"``, with its model) or a failure (``by == "extractive"``, with the reason).
+    A path with an outcome is never sent again."""
+
+    by: str
+    at: datetime
+    model: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class StoredPath:
     """A path as its record holds it: the machine's state and what the machine does not
     need (when and by which record it started, its summary once resolved)."""
@@ -49,6 +61,8 @@ class StoredPath:
     trigger_record_id: uuid.UUID
     resolved_at: datetime | None = None
     resolution: Resolution | None = None
+    summariser: SummaryOutcome | None = None
+    replaced: Resolution | None = None  # the summary the LLM's replaced
     abandoned_at: datetime | None = None
     abandon_reason: str | None = None
 
@@ -76,14 +90,8 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         last_at=datetime.fromisoformat(last_at) if last_at else None,
     )
     resolved_at, abandoned_at = context.get("resolved_at"), context.get("abandoned_at")
-    resolution = None
-    if context.get("kiss_summary"):
-        resolution = Resolution(
-            context["kiss_summary"],
-            context.get("root_cause") or "",
-            context.get("what_fixed_it") or "",
-            tuple(context.get("files") or ()),
-        )
+    resolution = _resolution_of(context, context)
+    replaced = context.get("replaced_summary")
     return StoredPath(
         record_id,
         context["session"],
@@ -92,14 +100,34 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         uuid.UUID(context["trigger_record_id"]),
         datetime.fromisoformat(resolved_at) if resolved_at else None,
         resolution,
-        datetime.fromisoformat(abandoned_at) if abandoned_at else None,
-        context.get("abandon_reason"),
+        summariser=_outcome_of(context.get("summariser")),
+        replaced=_resolution_of(replaced, context) if replaced else None,
+        abandoned_at=datetime.fromisoformat(abandoned_at) if abandoned_at else None,
+        abandon_reason=context.get("abandon_reason"),
     )
+
+
+def _resolution_of(summary: Mapping[str, Any], context: Mapping[str, Any]) -> Resolution | None:
+    if not summary.get("kiss_summary"):
+        return None
+    return Resolution(
+        summary["kiss_summary"],
+        summary.get("root_cause") or "",
+        summary.get("what_fixed_it") or "",
+        tuple(context.get("files") or ()),
+    )
+
+
+def _outcome_of(stored: Mapping[str, Any] | None) -> SummaryOutcome | None:
+    if not stored:
+        return None
+    at = datetime.fromisoformat(stored["at"])
+    return SummaryOutcome(stored["by"], at, stored.get("model"), stored.get("error"))
 
 
 def path_context(path: StoredPath) -> dict[str, Any]:
     state, resolution = path.state, path.resolution
-    return {
+    context: dict[str, Any] = {
         "session": path.session,
         "status": state.status.value,
         "signature": state.signature,
@@ -117,11 +145,33 @@ def path_context(path: StoredPath) -> dict[str, Any]:
         "what_fixed_it": resolution.what_fixed_it if resolution else None,
         "files": list(resolution.files) if resolution else [],
     }
+    if path.summariser is not None:  # only once the summariser was asked (see SummaryOutcome)
+        outcome = path.summariser
+        fields = {
+            "by": outcome.by,
+            "at": outcome.at.isoformat(),
+            "model": outcome.model,
+            "error": outcome.error,
+        }
+        context["summariser"] = {key: value for key, value in fields.items() if value is not None}
+    if path.replaced is not None:
+        replaced = path.replaced
+        context["replaced_summary"] = {
+            "kiss_summary": replaced.kiss_summary,
+            "root_cause": replaced.root_cause,
+            "what_fixed_it": replaced.what_fixed_it,
+        }
+    return context
 
 
-def waypoint_context(path: uuid.UUID, waypoint: NewWaypoint) -> dict[str, Any]:
+def waypoint_context(
+    path: uuid.UUID, waypoint: NewWaypoint, session: str | None = None
+) -> dict[str, Any]:
+    """``session`` (the path's ``session:*`` tag) lets a waypoint's event stand on its own:
+    the stream's ``path_waypoint`` frame is made from it without reading the path."""
     return {
         "path_id": str(path),
+        "session": session,
         "sequence": waypoint.sequence,
         "type": waypoint.kind.value,
         "summary": waypoint.summary,
@@ -154,7 +204,11 @@ async def write_path(writer: GeneratedWriter, path: StoredPath) -> Row:
 
 
 async def write_waypoints(
-    writer: GeneratedWriter, path: uuid.UUID, waypoints: Sequence[NewWaypoint]
+    writer: GeneratedWriter,
+    path: uuid.UUID,
+    waypoints: Sequence[NewWaypoint],
+    *,
+    session: str | None = None,
 ) -> list[uuid.UUID]:
     """Each waypoint's record (one per source record and type); their ids."""
     owner, written = writer.principal.owner_id, []
@@ -164,7 +218,7 @@ async def write_waypoints(
             schema_name=WAYPOINT_SCHEMA,
             title=f"{waypoint.kind.value}: {waypoint.summary}"[:200],
             tags=["debug:waypoint", f"path:{path}"],
-            context=waypoint_context(path, waypoint),
+            context=waypoint_context(path, waypoint, session),
         )
         await writer.put_generated(ident, body, unless_later=None)
         written.append(ident)

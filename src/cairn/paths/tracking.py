@@ -84,11 +84,13 @@ async def track(
     if applied is None:
         return None
     stored = applied.path
-    ids = await write_waypoints(writer, stored.id, applied.waypoints)
-    if applied.step.resolved:
+    if not applied.step.resolved:  # the path's event before its waypoints': path_started first
+        await write_path(writer, stored)
+    ids = await write_waypoints(writer, stored.id, applied.waypoints, session=tag)
+    if applied.step.resolved:  # the summary reads the waypoints just written
         notes = [note_of(c) for c in await repository.waypoints_of(session, owner, stored.id)]
         stored = replace(stored, resolution=summarise(notes))
-    await write_path(writer, stored)
+        await write_path(writer, stored)
     await link_waypoints(writer, stored.id, [(record_id, ident) for ident in ids])
     await link_files(writer, stored.id, applied.waypoints[0].files)
     return Tracked(stored, applied.step, tuple(ids))

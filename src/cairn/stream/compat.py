@@ -12,24 +12,27 @@ from __future__ import annotations
 import json
 
 from cairn.stream.frames import frame_bytes
+from cairn.stream.paths import last_frame
 from cairn.stream.sse import SseConnection
 
 CREATED, UPDATED, DELETED = "breadcrumb.created", "breadcrumb.updated", "breadcrumb.deleted"
 
 
 def rcrt_frame(seq: int, frame: bytes) -> bytes | None:
-    """``frame`` as RCRT would have sent it, or None when RCRT sent nothing."""
+    """``frame`` as RCRT would have sent it, or None when RCRT sent nothing. A debug-path
+    frame sent before the record's (``stream.paths``) goes out as it is."""
     if CREATED.encode() not in frame and DELETED.encode() not in frame:
         return frame  # neither type appears anywhere in it: nothing to change
-    data = frame.split(b"data: ", 1)[1].rstrip(b"\n")
+    path, record = last_frame(frame)
+    data = record.split(b"data: ", 1)[1].rstrip(b"\n")
     event = json.loads(data)
     kind = event.get("type") if isinstance(event, dict) else None
     if kind == DELETED:
-        return None
+        return None  # (a delete makes no path frame)
     if kind != CREATED:
         return frame
     event["type"] = UPDATED
-    return frame_bytes(seq, json.dumps(event, separators=(",", ":")).encode())
+    return path + frame_bytes(seq, json.dumps(event, separators=(",", ":")).encode())
 
 
 class RcrtSseConnection(SseConnection):

@@ -109,6 +109,10 @@ async def events_stream(
         Literal["cairn", "rcrt"] | None,
         Query(description="rcrt: creates typed breadcrumb.updated, no deletes (RCRT's framing)"),
     ] = None,
+    paths: Annotated[
+        bool,
+        Query(description="also path_started, path_waypoint, path_resolved, path_abandoned"),
+    ] = False,
 ) -> EventSourceResponse:
     most_tags = resources.settings.limits.max_query_tags
     selector = build_selector(
@@ -137,5 +141,6 @@ async def events_stream(
         granted=granted,
         since=start,
         replay=replay,
+        paths=paths,
     )
     return event_stream(connection, events.sse_ping_interval_s)

@@ -27,7 +27,7 @@ from prometheus_client import Counter
 from cairn.events.nats_client import NatsHolder
 from cairn.events.payloads import STREAM_NAME, STREAM_SUBJECTS
 from cairn.events.selectors import Selector
-from cairn.stream.frames import frame_bytes
+from cairn.stream.paths import Framing, connection_frame, path_frame
 
 log = logging.getLogger(__name__)
 
@@ -43,19 +43,22 @@ class Listener(Protocol):
     owner_id: str
     granted: frozenset[str]
     selector: Selector
+    paths: bool  # also the tenant's debug-path frames (``stream.paths``)
 
     def deliver(self, seq: int, frame: bytes) -> None: ...
 
 
-def selector_key(selector: Selector) -> str:
-    return selector.model_dump_json(exclude_none=True)
+def selector_key(selector: Selector, paths: bool = False) -> str:
+    return selector.model_dump_json(exclude_none=True) + ("+paths" if paths else "")
 
 
 class _Group:
-    """The connections of one tenant with the same selector: matched once per event."""
+    """The connections of one tenant with the same selector (and the same wish for path
+    frames): matched once per event."""
 
-    def __init__(self, selector: Selector) -> None:
+    def __init__(self, selector: Selector, paths: bool) -> None:
         self.selector = selector
+        self.paths = paths
         self.members: tuple[Listener, ...] = ()
 
 
@@ -74,10 +77,10 @@ class Fanout:
     def attach(self, listener: Listener) -> int:
         """Start dispatching to ``listener``; returns the position it is dispatched after."""
         groups = self._groups.setdefault(listener.owner_id, {})
-        key = selector_key(listener.selector)
+        key = selector_key(listener.selector, listener.paths)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = _Group(listener.selector)
+            group = groups[key] = _Group(listener.selector, listener.paths)
         group.members = (*group.members, listener)
         for record_id in listener.granted:
             self._grants[record_id] = (*self._grants.get(record_id, ()), listener)
@@ -85,7 +88,7 @@ class Fanout:
 
     def detach(self, listener: Listener) -> None:
         groups = self._groups.get(listener.owner_id, {})
-        key = selector_key(listener.selector)
+        key = selector_key(listener.selector, listener.paths)
         group = groups.get(key)
         if group is not None:
             group.members = tuple(m for m in group.members if m is not listener)
@@ -114,17 +117,18 @@ class Fanout:
             return
         FEED_EVENTS.inc()
         owner = event.get("owner_id")
-        frame: bytes | None = None
-        for group in tuple(self._groups.get(owner, {}).values()) if owner else ():
-            if group.members and group.selector.matches(event):
-                frame = frame or frame_bytes(seq, data)
+        groups = tuple(self._groups.get(owner, {}).values()) if owner else ()
+        wants_paths = any(group.paths for group in groups)
+        framing = Framing(seq, data, path_frame(event) if wants_paths else None)
+        for group in groups:
+            frame = connection_frame(framing, event, group.selector, paths=group.paths)
+            if frame is not None:
                 for listener in group.members:
                     listener.deliver(seq, frame)
         # Records another tenant granted ``subscribe`` on (their owner is not the caller's).
         for listener in self._grants.get(str(event.get("breadcrumb_id")), ()):
             if listener.owner_id != owner and listener.selector.matches(event):
-                frame = frame or frame_bytes(seq, data)
-                listener.deliver(seq, frame)
+                listener.deliver(seq, framing.record)
 
 
 class EventFeed(Fanout):

@@ -32,6 +32,7 @@ from cairn.events.payloads import STREAM_NAME
 from cairn.events.selectors import Selector
 from cairn.stream.feed import Fanout, release
 from cairn.stream.frames import CONNECTED, RECONNECT, frame_bytes
+from cairn.stream.paths import Framing, connection_frame, path_frame
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +106,10 @@ class SseConnection:
         granted: frozenset[str] = frozenset(),
         since: int | None = None,
         replay: tuple[JetStreamContext, Any] | None = None,
+        paths: bool = False,
     ) -> None:
         self.feed = feed
+        self.paths = paths  # also the tenant's debug-path frames (``stream.paths``)
         self.on_close = on_close  # gives back the caller's connection slot
         self.selector = selector
         self.owner_id = str(owner_id)
@@ -231,19 +234,20 @@ class SseConnection:
         self.delivered = seq
 
     def _frame(self, seq: int, data: bytes) -> bytes | None:
-        """The replay's filter: the same rules as the feed's index."""
+        """The replay's filter and framing: the same rules as the feed's."""
         try:
             event = json.loads(data)
         except ValueError:
             return None
         if not isinstance(event, dict):
             return None
-        own = event.get("owner_id") == self.owner_id
-        if not (own or event.get("breadcrumb_id") in self.granted):
-            return None
-        if not self.selector.matches(event):
-            return None
-        return frame_bytes(seq, data)
+        if event.get("owner_id") == self.owner_id:
+            path = path_frame(event) if self.paths else None
+            framing = Framing(seq, data, path)
+            return connection_frame(framing, event, self.selector, paths=self.paths)
+        if event.get("breadcrumb_id") in self.granted and self.selector.matches(event):
+            return frame_bytes(seq, data)
+        return None
 
     def _drop(self, reason: str) -> None:
         """Leave the feed and end with a ``reconnect`` frame: the client resumes from the

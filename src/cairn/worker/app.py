@@ -17,6 +17,7 @@ from cairn.edges.builder import EdgeOptions
 from cairn.events.consumer import ConsumerRunner, database_runner
 from cairn.events.messages import ConsumerSpec
 from cairn.events.nats_client import NatsHolder
+from cairn.paths.summariser import Summariser, path_summariser
 from cairn.transforms import Transforms
 from cairn.worker.handlers import Handlers
 
@@ -43,13 +44,14 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     engine = create_engine(settings.database_url, settings)
     holder = NatsHolder(settings.nats_url)
     metrics = serve_metrics(settings.host, settings.processing.worker_metrics_port)
+    summariser = path_summariser(settings.paths)
     try:
         sessions = create_session_factory(engine)
         builder = await asyncio.to_thread(
             ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
         )
         await holder.run()
-        consumer = worker_consumer(settings, sessions, holder, builder)
+        consumer = worker_consumer(settings, sessions, holder, builder, summariser=summariser)
         consuming = asyncio.create_task(consumer.run(), name="worker-consumer")
         await _until(stop, consuming)
         await consumer.stop()
@@ -62,6 +64,8 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         if metrics is not None:
             metrics.shutdown()
             metrics.server_close()
+        if summariser is not None:
+            await summariser.aclose()
         await holder.close()
         await engine.dispose()
 
@@ -83,10 +87,13 @@ def worker_consumer(
     builder: ContextBuilder,
     *,
     durable: str = DURABLE,
+    summariser: Summariser | None = None,
 ) -> ConsumerRunner:
-    """The worker's handlers on the shared durable consumer ``durable``."""
+    """The worker's handlers on the shared durable consumer ``durable``; ``summariser``:
+    the optional LLM summary of resolved debug paths (None: off)."""
+    threshold = settings.paths.resolution_threshold
     handlers = Handlers(
-        sessions, EdgeOptions(), builder, path_threshold=settings.paths.resolution_threshold
+        sessions, EdgeOptions(), builder, path_threshold=threshold, summariser=summariser
     )
     events = settings.events
     spec = ConsumerSpec.from_settings(

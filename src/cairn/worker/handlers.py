@@ -18,9 +18,10 @@ from cairn.edges.builder import EdgeOptions, build_edges
 from cairn.edges.repository import CONTEXT_SCHEMA
 from cairn.events.messages import Delivery
 from cairn.events.outcomes import PoisonMessage
-from cairn.paths import tracking
+from cairn.paths import refinement, tracking
 from cairn.paths.machine import RESOLUTION_THRESHOLD
 from cairn.paths.signals import Kind, classify
+from cairn.paths.summariser import Summariser
 from cairn.principal import Principal
 
 log = logging.getLogger(__name__)
@@ -40,11 +41,13 @@ class Handlers:
         contexts: ContextBuilder,
         *,
         path_threshold: int = RESOLUTION_THRESHOLD,
+        summariser: Summariser | None = None,
     ) -> None:
         self.session_factory = session_factory
         self.edge_options = edges
         self.contexts = contexts
         self.path_threshold = path_threshold
+        self.summariser = summariser
         # Edges first, so that the assembly walks the trigger's new edges; debug paths
         # before the assembly, so that its context can already see the path's new state.
         created: list[Step] = [
@@ -53,9 +56,14 @@ class Handlers:
             self.track_paths,
             self.assemble,
         ]
+        updated: list[Step] = [self.refresh_caches, self.build_edges, self.assemble]
+        # The optional LLM summary of a resolved path last, so that nothing waits for it.
+        if summariser is not None:
+            created.append(self.summarise_paths)
+            updated.append(self.summarise_paths)
         self.table: dict[str, list[Step]] = {
             "breadcrumb.created": created,
-            "breadcrumb.updated": [self.refresh_caches, self.build_edges, self.assemble],
+            "breadcrumb.updated": updated,
             "breadcrumb.deleted": [self.refresh_caches],
         }
 
@@ -114,6 +122,26 @@ class Handlers:
             done = await tracking.track(writer, event, signal, threshold=self.path_threshold)
         if done is not None:
             log.debug("path %s: %s", done.path.id, [w.value for w in done.step.waypoints])
+
+    async def summarise_paths(self, event: dict[str, Any]) -> None:
+        """The LLM's summary of a path resolved by the worker or through the API, asked
+        outside any transaction (see cairn.paths.refinement); other records cost nothing."""
+        if self.summariser is None or not refinement.awaits_summary(event):
+            return
+        owner, path_id = _ids(event)
+        async with tenant_session(self.session_factory, owner) as session, session.begin():
+            found = await refinement.pending(session, owner, path_id)
+        if found is None:
+            return
+        asked = await refinement.ask(self.summariser, *found)
+        contexts = self.contexts
+        async with tenant_session(self.session_factory, owner) as session, session.begin():
+            principal = Principal(owner, "path-summariser")
+            writer = GeneratedWriter(
+                session, contexts.embedder, contexts.limits, principal, contexts.transforms
+            )
+            written = await refinement.record_outcome(writer, path_id, asked)
+        log.debug("path %s summarised by %s: %s", path_id, asked.outcome.by, written)
 
 
 def _ids(event: dict[str, Any]) -> tuple[uuid.UUID, uuid.UUID]:

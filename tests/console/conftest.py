@@ -1,0 +1,3 @@
+from tests.browser import browser, browsing
+
+__all__ = ["browser", "browsing"]
