@@ -65,7 +65,7 @@ async def rebuild(
     session's latest path and the waypoints written. None: nothing to replay (the records
     before its latest abandoned path are closed)."""
     session, owner = writer.session, writer.principal.owner_id
-    found = await repository.session_paths(session, owner, session_tag)
+    found = await repository.paths_since(session, owner, session_tag, late_at)
     paths = [path_from_context(*row) for row in found]
     closed = [p.state.last_at for p in paths if p.state.status is Status.ABANDONED]
     frozen = max((at for at in closed if at is not None), default=None)

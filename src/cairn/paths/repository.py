@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import text
@@ -17,6 +17,7 @@ PATH_SCHEMA = "debug.path.v1"
 WAYPOINT_SCHEMA = "debug.waypoint.v1"
 
 _LIVE = "(ttl IS NULL OR ttl > now())"  # as breadcrumbs.repository._live
+CLOCK_SLACK = timedelta(minutes=1)
 
 
 async def lock_session(session: AsyncSession, owner_id: uuid.UUID, session_tag: str) -> None:
@@ -100,17 +101,25 @@ async def idle_paths(
     return [(row.owner_id, row.id, row.tag, row.seq) for row in rows]
 
 
-async def session_paths(
-    session: AsyncSession, owner_id: uuid.UUID, session_tag: str, *, latest_only: bool = False
-) -> list[tuple[uuid.UUID, dict[str, Any]]]:
-    """The session's paths, whatever their status (ids and contexts), latest started first."""
+async def paths_since(
+    session: AsyncSession, owner_id: uuid.UUID, session_tag: str, since: datetime, *,
+    latest_only: bool = False,
+) -> list[tuple[uuid.UUID, dict[str, Any]]]:  # fmt: skip
+    """The session's paths, whatever their status, written at or after ``since`` (ids and
+    contexts), latest started first. A path is written after the record of its last
+    waypoint was created, so these are all the paths whose last waypoint is at or after
+    ``since`` (less ``CLOCK_SLACK``: a batch stamps ``created_at`` with the API host's
+    clock, ``updated_at`` is the database's). Under row-level security only plain columns
+    make index conditions (the JSON operators are not leakproof): migration 0019's index on
+    ``updated_at`` bounds the scan to the tenant's recently written paths."""
     query = text(
         f"SELECT id, context FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
-        f" AND schema_name = '{PATH_SCHEMA}' AND context->>'session' = :session"
+        f" AND schema_name = '{PATH_SCHEMA}' AND updated_at >= :since"
+        " AND context->>'session' = :session"
         " ORDER BY (context->>'started_at')::timestamptz DESC, id DESC"
         + (" LIMIT 1" if latest_only else "")
     )
-    params = {"owner": owner_id, "session": session_tag}
+    params = {"owner": owner_id, "session": session_tag, "since": since - CLOCK_SLACK}
     return [(row.id, dict(row.context)) for row in await session.execute(query, params)]
 
 

@@ -9,7 +9,8 @@ A path is dated and ordered by when its records were created, not by when a work
 them: a record created before the latest path's last waypoint (two workers, a redelivery,
 a retry) has the session's paths since then rebuilt by replaying its records in order
 (:mod:`.replay`), so that the outcome does not depend on the order of arrival. A record
-in order costs what it always did: the lock, two probes, its writes.
+in order costs about what it always did: the lock, the redelivery probe, the active path
+(without one, the session's paths written since the record was created), its writes.
 """
 
 from __future__ import annotations
@@ -69,8 +70,12 @@ async def track(
     if created is None or created[1]:  # deleted since, or already tracked (redelivered)
         return None
     record = {**record, "created_at": created[0]}
-    found = await repository.session_paths(session, owner, tag, latest_only=True)
-    latest = path_from_context(*found[0]) if found else None
+    active = await repository.active_path(session, owner, tag)
+    if active is None:  # the latest path, if written since the record was created
+        since = time_of(record)
+        found = await repository.paths_since(session, owner, tag, since, latest_only=True)
+        active = found[0] if found else None
+    latest = path_from_context(*active) if active else None
     if latest is not None and await _late(writer, latest, record, record_id):
         if latest.state.status is Status.ABANDONED:
             return None  # that stretch of the session is closed
