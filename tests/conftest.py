@@ -23,6 +23,7 @@ from cairn.api.app import create_app
 from cairn.config import (
     EmbeddingSettings,
     EventSettings,
+    PathSettings,
     ProcessingSettings,
     ReindexSettings,
     SecretSettings,
@@ -85,8 +86,9 @@ def settings(
         database_url=services.postgres.url_for(DEFAULT_APP_ROLE),
         nats_url=services.nats.url,
         embedding=EmbeddingSettings(model_dir=model_dir),
-        # The retry job and the gauges run when a test runs them.
+        # The retry job, the gauges and the path sweep run when a test runs them.
         processing=ProcessingSettings(retry_interval_s=3600, gauge_interval_s=3600),
+        paths=PathSettings(sweep_interval_s=3600),
         events=TEST_EVENTS,
         secrets=SecretSettings(kek=SecretStr(new_kek())),
         reindex=ReindexSettings(poll_interval_s=0.2),  # a hint change is reindexed at once

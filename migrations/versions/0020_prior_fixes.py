@@ -8,7 +8,7 @@ not leakproof.) No new table and no extension (the embedded PostgreSQL has no co
 modules).
 
 Revision ID: 0020
-Revises: 0018
+Revises: 0019
 Create Date: 2026-11-26
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0020"
-down_revision: str | None = "0018"
+down_revision: str | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

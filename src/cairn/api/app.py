@@ -46,6 +46,7 @@ from cairn.events.nats_client import NatsHolder
 from cairn.events.runtime import start_events
 from cairn.mcp.endpoint import McpEndpoint
 from cairn.paths import endpoints as paths
+from cairn.paths.sweeper import AbandonSweep, run_sweeps
 from cairn.processing import endpoints as coverage
 from cairn.processing.metrics import run_gauges
 from cairn.processing.retry import RetryJob, run_retries
@@ -185,8 +186,8 @@ async def _open(
 
 
 def _start_processing(resources: Resources) -> None:
-    """The retry job of failed and pending processing stages (where the embedder is), and
-    the coverage gauges."""
+    """The retry job of failed and pending processing stages (where the embedder is), the
+    coverage gauges and the sweep that abandons idle debug paths."""
     settings = resources.settings.processing
     sessions = resources.system_sessions
     window = ChunkWindow.of(resources.settings.embedding)
@@ -194,6 +195,11 @@ def _start_processing(resources: Resources) -> None:
     resources.background.append(asyncio.create_task(run_retries(job), name="processing-retries"))
     gauges = run_gauges(resources.system_sessions, settings.gauge_interval_s)
     resources.background.append(asyncio.create_task(gauges, name="coverage-gauges"))
+    sweep = AbandonSweep(
+        sessions, resources.session_factory, resources.embedder, resources.settings.limits,
+        resources.transforms, resources.settings.paths,
+    )  # fmt: skip
+    resources.background.append(asyncio.create_task(run_sweeps(sweep), name="path-sweep"))
 
 
 async def _open_system(settings: Settings, *, migrate: bool) -> AsyncEngine:

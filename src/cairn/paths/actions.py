@@ -22,6 +22,7 @@ from cairn.edges import repository as edges
 from cairn.edges.builder import CAUSAL
 from cairn.errors import Conflict, NotFound
 from cairn.paths import queries, repository
+from cairn.paths.closing import abandon_path
 from cairn.paths.machine import PathState, Status, Waypoint
 from cairn.paths.store import NewWaypoint, StoredPath, note_of, write_path, write_waypoints
 from cairn.paths.summary import Resolution, kiss_line, summarise
@@ -40,7 +41,7 @@ async def start(
             extra={"path_id": str(found[0])},
         )
     state = PathState(Status.ACTIVE, signature, sequence=1, last_at=now)
-    path = StoredPath(uuid.uuid4(), session_tag, state, now, None)
+    path = StoredPath(uuid.uuid4(), session_tag, state, now, None, explicit=True)
     first = NewWaypoint(Waypoint.ERROR, 1, summary, None, signature=signature)
     await write_path(writer, path)  # before its waypoint: path_started comes first
     written = await write_waypoints(writer, path.id, [first], session=session_tag)
@@ -68,7 +69,7 @@ async def resolve(
     fix = what_fixed_it or extracted.what_fixed_it
     resolution = Resolution(kiss_line(root, fix, extracted.files), root, fix, extracted.files)
     state = replace(stored.state, status=Status.RESOLVED, sequence=sequence, last_at=now)
-    resolved = replace(stored, state=state, resolved_at=now, resolution=resolution)
+    resolved = replace(stored, state=state, resolved_at=now, resolution=resolution, explicit=True)
     await write_path(writer, resolved)
     await _link(writer, stored.id, written)
     return resolved
@@ -80,18 +81,6 @@ async def abandon(
     """Active → abandoned, at the agent's word."""
     stored = await _active(writer, path_id, "abandoned")
     return await abandon_path(writer, stored, _now(), reason)
-
-
-async def abandon_path(
-    writer: GeneratedWriter, stored: StoredPath, now: datetime, reason: str | None
-) -> StoredPath:
-    """Write ``stored`` (read under its session's lock, which the caller holds) as
-    abandoned at ``now``: for an explicit abandon and for the idle sweep alike. No
-    waypoint: giving up is not a step of the path."""
-    state = replace(stored.state, status=Status.ABANDONED, successes=0)
-    abandoned = replace(stored, state=state, abandon_reason=reason, abandoned_at=now)
-    await write_path(writer, abandoned)
-    return abandoned
 
 
 async def _active(writer: GeneratedWriter, path_id: uuid.UUID, verb: str) -> StoredPath:

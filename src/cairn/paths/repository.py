@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import text
@@ -16,6 +17,7 @@ PATH_SCHEMA = "debug.path.v1"
 WAYPOINT_SCHEMA = "debug.waypoint.v1"
 
 _LIVE = "(ttl IS NULL OR ttl > now())"  # as breadcrumbs.repository._live
+CLOCK_SLACK = timedelta(minutes=1)
 
 
 async def lock_session(session: AsyncSession, owner_id: uuid.UUID, session_tag: str) -> None:
@@ -53,6 +55,23 @@ async def has_waypoint_from(
     return bool((await session.execute(query, params)).scalar_one())
 
 
+async def record_created(
+    session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID
+) -> tuple[datetime, bool] | None:
+    """When the record was created and whether a waypoint was already derived from it (a
+    redelivered event), in one round trip; None if it is gone. Its ``created_at``, not the
+    event's time: a batch stamps its records a microsecond apart, in the request's order."""
+    query = text(
+        "SELECT created_at, EXISTS (SELECT 1 FROM breadcrumbs w WHERE w.owner_id = :owner"
+        f" AND (w.ttl IS NULL OR w.ttl > now()) AND w.schema_name = '{WAYPOINT_SCHEMA}'"
+        " AND w.context->>'source_record_id' = :source) AS tracked"
+        f" FROM breadcrumbs WHERE owner_id = :owner AND id = :id AND {_LIVE}"
+    )
+    params = {"owner": owner_id, "id": record_id, "source": str(record_id)}
+    row = (await session.execute(query, params)).one_or_none()
+    return None if row is None else (row.created_at, bool(row.tracked))
+
+
 async def waypoints_of(
     session: AsyncSession, owner_id: uuid.UUID, path_id: uuid.UUID
 ) -> list[Mapping[str, Any]]:
@@ -64,3 +83,72 @@ async def waypoints_of(
     )
     params = {"owner": owner_id, "path": str(path_id)}
     return [row.context for row in await session.execute(query, params)]
+
+
+async def idle_paths(
+    session: AsyncSession, before: datetime, *, limit: int
+) -> list[tuple[uuid.UUID, uuid.UUID, str, int]]:
+    """Every tenant's active paths whose last waypoint came before ``before``, oldest first:
+    (owner, path id, session tag, sequence). A system session's query (it spans tenants)."""
+    query = text(
+        f"SELECT owner_id, id, context->>'session' AS tag, (context->>'sequence')::int AS seq"
+        f" FROM breadcrumbs WHERE {_LIVE} AND schema_name = '{PATH_SCHEMA}'"
+        " AND context->>'status' = 'active'"
+        " AND (context->>'last_at')::timestamptz < :before"
+        " ORDER BY (context->>'last_at')::timestamptz LIMIT :limit"
+    )
+    rows = await session.execute(query, {"before": before, "limit": limit})
+    return [(row.owner_id, row.id, row.tag, row.seq) for row in rows]
+
+
+async def paths_since(
+    session: AsyncSession, owner_id: uuid.UUID, session_tag: str, since: datetime, *,
+    latest_only: bool = False,
+) -> list[tuple[uuid.UUID, dict[str, Any]]]:  # fmt: skip
+    """The session's paths, whatever their status, written at or after ``since`` (ids and
+    contexts), latest started first. A path is written after the record of its last
+    waypoint was created, so these are all the paths whose last waypoint is at or after
+    ``since`` (less ``CLOCK_SLACK``: a batch stamps ``created_at`` with the API host's
+    clock, ``updated_at`` is the database's). Under row-level security only plain columns
+    make index conditions (the JSON operators are not leakproof): migration 0019's index on
+    ``updated_at`` bounds the scan to the tenant's recently written paths."""
+    query = text(
+        f"SELECT id, context FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
+        f" AND schema_name = '{PATH_SCHEMA}' AND updated_at >= :since"
+        " AND context->>'session' = :session"
+        " ORDER BY (context->>'started_at')::timestamptz DESC, id DESC"
+        + (" LIMIT 1" if latest_only else "")
+    )
+    params = {"owner": owner_id, "session": session_tag, "since": since - CLOCK_SLACK}
+    return [(row.id, dict(row.context)) for row in await session.execute(query, params)]
+
+
+async def session_records(
+    session: AsyncSession, owner_id: uuid.UUID, session_tag: str, since: datetime
+) -> list[Mapping[str, Any]]:
+    """The records tagged ``session_tag`` created at or after ``since``, in the order they
+    were created (ties by id): what a replay of the session's path goes through."""
+    query = text(
+        f"SELECT id, schema_name, title, tags, context, created_at FROM breadcrumbs"
+        f" WHERE owner_id = :owner AND {_LIVE} AND tags @> ARRAY[CAST(:session AS text)]"
+        " AND created_at >= :since ORDER BY created_at, id"
+    )
+    params = {"owner": owner_id, "session": session_tag, "since": since}
+    return [dict(row._mapping) for row in await session.execute(query, params)]
+
+
+MAX_FILE_RECORDS = 100
+
+
+async def file_records(
+    session: AsyncSession, owner_id: uuid.UUID, files: list[str]
+) -> list[uuid.UUID]:
+    """The records that stand for these files: tagged ``file:<path>`` (the convention the
+    ``signals`` context source reads too), newest first, at most ``MAX_FILE_RECORDS``."""
+    query = text(
+        f"SELECT id FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE} AND tags && :tags"
+        f" AND schema_name NOT IN ('{PATH_SCHEMA}', '{WAYPOINT_SCHEMA}', 'agent.context.v1')"
+        " ORDER BY created_at DESC, id LIMIT :limit"
+    )
+    params = {"owner": owner_id, "tags": [f"file:{f}" for f in files], "limit": MAX_FILE_RECORDS}
+    return [row.id for row in await session.execute(query, params)]

@@ -19,6 +19,9 @@ from typing import Any
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
+from cairn.edges import repository as edges
+from cairn.edges.builder import CAUSAL, TAG
+from cairn.paths import repository
 from cairn.paths.machine import PathState, Status, Waypoint
 from cairn.paths.repository import PATH_SCHEMA, WAYPOINT_SCHEMA
 from cairn.paths.summary import Resolution, WaypointNote
@@ -62,6 +65,9 @@ class StoredPath:
     replaced: Resolution | None = None  # the summary the LLM's replaced
     abandon_reason: str | None = None
     abandoned_at: datetime | None = None
+    # Started or resolved by an agent's explicit call (POST /paths...): the worker's replay
+    # of late records leaves it as it is, as it does an abandoned path.
+    explicit: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +107,7 @@ def path_from_context(record_id: uuid.UUID, context: Mapping[str, Any]) -> Store
         replaced=_resolution_of(replaced, context) if replaced else None,
         abandon_reason=context.get("abandon_reason"),
         abandoned_at=_moment(context.get("abandoned_at")),
+        explicit=bool(context.get("explicit")),
     )
 
 
@@ -146,6 +153,8 @@ def path_context(path: StoredPath) -> dict[str, Any]:
         "abandon_reason": path.abandon_reason,
         "abandoned_at": path.abandoned_at.isoformat() if path.abandoned_at else None,
     }
+    if path.explicit:
+        context["explicit"] = True
     if path.summariser is not None:  # only once the summariser was asked (see SummaryOutcome)
         outcome = path.summariser
         fields = {
@@ -225,3 +234,32 @@ async def write_waypoints(
         await writer.put_generated(ident, body, unless_later=None)
         written.append(ident)
     return written
+
+
+async def link_waypoints(
+    writer: GeneratedWriter, path: uuid.UUID, waypoints: Sequence[tuple[uuid.UUID, uuid.UUID]]
+) -> None:
+    """Causal edges source record → waypoint → path, for (source, waypoint) pairs, between
+    records that still exist."""
+    owner = writer.principal.owner_id
+    ends = [path, *(end for pair in waypoints for end in pair)]
+    present = await edges.lock_endpoints(writer.session, owner, ends)
+    wanted = [(source, w, CAUSAL, 1.0) for source, w in waypoints]
+    wanted += [(w, path, CAUSAL, 1.0) for _, w in waypoints]
+    kept = sorted({e for e in wanted if e[0] in present and e[1] in present})
+    await edges.upsert_edges(writer.session, owner, kept)
+
+
+async def link_files(writer: GeneratedWriter, path: uuid.UUID, files: Sequence[str]) -> None:
+    """Tag edges path → each record tagged ``file:<path>`` for a file the path touched (a
+    waypoint's record named it): the graph then leads from a fix to what is known about the
+    files it changed, and back. Files are not records unless someone made one so tagged."""
+    if not files:
+        return
+    owner = writer.principal.owner_id
+    found = await repository.file_records(writer.session, owner, sorted(set(files)))
+    if not found:
+        return
+    present = await edges.lock_endpoints(writer.session, owner, [path, *found])
+    kept = sorted((path, f, TAG, 1.0) for f in found if path in present and f in present)
+    await edges.upsert_edges(writer.session, owner, kept)

@@ -4,58 +4,52 @@
 Everything happens in the caller's tenant transaction, under the session's advisory lock,
 so that any number of workers see one active path per session and number its waypoints
 without gaps; a record that already has a waypoint (a redelivered event) changes nothing.
+
+A path is dated and ordered by when its records were created, not by when a worker saw
+them: a record created before the latest path's last waypoint (two workers, a redelivery,
+a retry) has the session's paths since then rebuilt by replaying its records in order
+(:mod:`.replay`), so that the outcome does not depend on the order of arrival. A record
+in order costs about what it always did: the lock, the redelivery probe, the active path
+(without one, the session's paths written since the record was created), its writes.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from cairn.breadcrumbs.generated import GeneratedWriter
-from cairn.edges import repository as edges
-from cairn.edges.builder import CAUSAL
 from cairn.paths import repository
-from cairn.paths.machine import RESOLUTION_THRESHOLD, PathState, Step, Waypoint, advance
+from cairn.paths.machine import RESOLUTION_THRESHOLD, Status, Step
+from cairn.paths.replay import rebuild
 from cairn.paths.signals import Signal
+from cairn.paths.steps import SKIPPED_SCHEMAS as SKIPPED_SCHEMAS
+from cairn.paths.steps import apply, is_active, time_of
+from cairn.paths.steps import session_of as session_of
+from cairn.paths.steps import tracked as tracked
 from cairn.paths.store import (
-    NewWaypoint,
     StoredPath,
+    link_files,
+    link_waypoints,
     note_of,
     path_from_context,
-    path_id,
     write_path,
     write_waypoints,
 )
 from cairn.paths.summary import summarise
 
-SKIPPED_SCHEMAS = frozenset(
-    {repository.PATH_SCHEMA, repository.WAYPOINT_SCHEMA, "agent.context.v1"}
-)
-_PROBLEMS = (Waypoint.ERROR, Waypoint.FAILURE, Waypoint.PIVOT)
-
 
 @dataclass(frozen=True, slots=True)
 class Tracked:
-    """What a record did to its session's path: the path as written and its new waypoints."""
+    """What a record did to its session's path: the path as written and its new waypoints
+    (after a replay: the session's latest path and every waypoint the replay wrote)."""
 
     path: StoredPath
     step: Step
     waypoint_ids: tuple[uuid.UUID, ...]
-
-
-def session_of(record: Mapping[str, Any]) -> str | None:
-    """The record's ``session:*`` tag (its first), if any."""
-    for tag in record.get("tags") or ():
-        if isinstance(tag, str) and tag.startswith("session:"):
-            return tag
-    return None
-
-
-def tracked(record: Mapping[str, Any]) -> bool:
-    return record.get("schema_name") not in SKIPPED_SCHEMAS and session_of(record) is not None
+    replayed: bool = False
 
 
 async def track(
@@ -65,79 +59,58 @@ async def track(
     *,
     threshold: int = RESOLUTION_THRESHOLD,
 ) -> Tracked | None:
-    """Apply ``signal`` of ``record`` (id, tags, title, ``updated_at``) to its session's path."""
+    """Apply ``signal`` of ``record`` (a created event: id, tags, title) to its session's
+    path."""
     session, owner = writer.session, writer.principal.owner_id
     tag = session_of(record)
     assert tag is not None  # see tracked()
     record_id = uuid.UUID(str(record["breadcrumb_id"]))
     await repository.lock_session(session, owner, tag)
-    if await repository.has_waypoint_from(session, owner, record_id):
+    created = await repository.record_created(session, owner, record_id)
+    if created is None or created[1]:  # deleted since, or already tracked (redelivered)
         return None
-    found = await repository.active_path(session, owner, tag)
-    stored = path_from_context(*found) if found else None
-    now = _time_of(record)
-    step = advance(stored.state if stored else PathState(), signal, now, threshold=threshold)
-    if not step.waypoints:
+    record = {**record, "created_at": created[0]}
+    active = await repository.active_path(session, owner, tag)
+    if active is None:  # the latest path, if written since the record was created
+        since = time_of(record)
+        found = await repository.paths_since(session, owner, tag, since, latest_only=True)
+        active = found[0] if found else None
+    latest = path_from_context(*active) if active else None
+    if latest is not None and await _late(writer, latest, record, record_id):
+        if latest.state.status is Status.ABANDONED:
+            return None  # that stretch of the session is closed
+        replayed = await rebuild(writer, tag, time_of(record), threshold=threshold)
+        if replayed is None:
+            return None
+        path, rewritten = replayed
+        return Tracked(path, Step(path.state), rewritten, replayed=True)
+    applied = apply(owner, latest if is_active(latest) else None, record, signal,
+                    threshold=threshold)  # fmt: skip
+    if applied is None:
         return None
-    previous = stored.state.sequence if stored and not step.started else 0
-    if stored is None or step.started:
-        stored = StoredPath(path_id(owner, tag, record_id), tag, step.state, now, record_id)
-    else:
-        stored = replace(stored, state=step.state)
-    waypoints = _waypoints(step, signal, record, record_id, previous)
-    if not step.resolved:  # the path's event before its waypoints': path_started comes first
+    stored = applied.path
+    if not applied.step.resolved:  # the path's event before its waypoints': path_started first
         await write_path(writer, stored)
-    ids = await write_waypoints(writer, stored.id, waypoints, session=tag)
-    if step.resolved:  # the summary reads the waypoints just written
+    ids = await write_waypoints(writer, stored.id, applied.waypoints, session=tag)
+    if applied.step.resolved:  # the summary reads the waypoints just written
         notes = [note_of(c) for c in await repository.waypoints_of(session, owner, stored.id)]
-        stored = replace(stored, resolved_at=now, resolution=summarise(notes))
+        stored = replace(stored, resolution=summarise(notes))
         await write_path(writer, stored)
-    await _link(writer, record_id, stored.id, ids)
-    return Tracked(stored, step, tuple(ids))
+    await link_waypoints(writer, stored.id, [(record_id, ident) for ident in ids])
+    await link_files(writer, stored.id, applied.waypoints[0].files)
+    return Tracked(stored, applied.step, tuple(ids))
 
 
-def _waypoints(
-    step: Step, signal: Signal, record: Mapping[str, Any], source: uuid.UUID, previous: int
-) -> list[NewWaypoint]:
-    return [
-        NewWaypoint(
-            kind,
-            previous + offset,
-            _summary(kind, signal, record, step.state),
-            source,
-            signal.command,
-            signal.files,
-            signal.signature if kind in _PROBLEMS else None,
-        )
-        for offset, kind in enumerate(step.waypoints, start=1)
-    ]
-
-
-def _summary(kind: Waypoint, signal: Signal, record: Mapping[str, Any], state: PathState) -> str:
-    """What the waypoint says in a line: the error for a problem, else the record's title."""
-    title = str(record.get("title") or "").strip()
-    if kind is Waypoint.RESOLUTION:
-        return f"resolved after {state.successes} consecutive successes"
-    if kind in _PROBLEMS:
-        return signal.signature or title or signal.evidence
-    if kind is Waypoint.SUCCESS and signal.evidence:
-        return f"{title} ({signal.evidence})" if title else signal.evidence
-    return title or signal.evidence
-
-
-async def _link(
-    writer: GeneratedWriter, source: uuid.UUID, path: uuid.UUID, waypoints: Sequence[uuid.UUID]
-) -> None:
-    """Causal edges source record → waypoint → path, between records that still exist."""
+async def _late(
+    writer: GeneratedWriter, latest: StoredPath, record: Mapping[str, Any], record_id: uuid.UUID
+) -> bool:
+    """Whether ``record`` was created before the source of ``latest``'s last waypoint (by
+    time, then id: the order a replay goes in)."""
+    last_at, created_at = latest.state.last_at, time_of(record)
+    if last_at is None or created_at > last_at:
+        return False
+    if created_at < last_at:
+        return True
     owner = writer.principal.owner_id
-    present = await edges.lock_endpoints(writer.session, owner, [source, path, *waypoints])
-    wanted = [(source, w, CAUSAL, 1.0) for w in waypoints]
-    wanted += [(w, path, CAUSAL, 1.0) for w in waypoints]
-    kept = sorted(e for e in wanted if e[0] in present and e[1] in present)
-    await edges.upsert_edges(writer.session, owner, kept)
-
-
-def _time_of(record: Mapping[str, Any]) -> datetime:
-    """When the record was written (an event's ISO ``updated_at``, or a row's datetime)."""
-    value = record["updated_at"]
-    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    waypoints = await repository.waypoints_of(writer.session, owner, latest.id)
+    return bool(waypoints) and record_id < uuid.UUID(waypoints[-1]["source_record_id"])
