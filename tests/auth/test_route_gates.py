@@ -86,6 +86,7 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("DELETE", "/secrets/{secret_id}"): C,
     ("POST", "/secrets/{secret_id}/decrypt"): S,
     ("GET", "/secrets/{secret_id}/audit"): C,
+    ("GET", "/graph"): S,
 }
 # Routes outside the API's routers (not in the OpenAPI schema), with their gate.
 DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
