@@ -1,11 +1,13 @@
-// The console's shell: pages by URL hash (#/live, #/records/<id>, #/health), the token.
+// The console's shell: pages by URL hash (#/live, #/records/<id>, #/graph/<id>, #/health),
+// the token.
 
 import { setToken, token } from "./api.js";
+import * as graph from "./graph.js";
 import * as health from "./health.js";
 import * as live from "./live.js";
 import * as records from "./records.js";
 
-const PAGES = { live, records, health };
+const PAGES = { live, records, graph, health };
 let current = null;
 
 function route() {
