@@ -159,3 +159,16 @@ async def test_a_debug_path_is_drawn_and_follows_the_stream_to_resolved(
     colour = await page.eval_on_selector("path.debug-path", "el => getComputedStyle(el).stroke")
     assert colour == RESOLVED_GREEN
     assert browsing.errors == []
+
+
+async def test_the_graph_tab_opens_the_graph_around_the_newest_record(
+    browsing: Browsing, live_url: str, client: httpx.AsyncClient, marker: str
+) -> None:
+    await _post(client, "a record to start from", marker)
+    page = browsing.page
+    await page.goto(f"{live_url}/#/graph")
+    await page.wait_for_url("**/#/graph/*-*")
+    centre = page.url.rsplit("/", 1)[1]
+    assert await _drawn(browsing, "circle.node.centre") == {centre}
+    assert await page.locator("#nav a.active").inner_text() == "Graph"
+    assert browsing.errors == []
