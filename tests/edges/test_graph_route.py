@@ -25,19 +25,39 @@ async def _post(client: httpx.AsyncClient, **overrides: object) -> uuid.UUID:
     return uuid.UUID(response.json()["id"])
 
 
-async def _link(app: FastAPI, edges: Sequence[tuple[uuid.UUID, uuid.UUID, int, float]]) -> None:
+async def _link(
+    app: FastAPI, owner: uuid.UUID, edges: Sequence[tuple[uuid.UUID, uuid.UUID, int, float]]
+) -> None:
     resources = app.state.resources
-    owner = resources.default_tenant
     async with tenant_session(resources.session_factory, owner) as session, session.begin():
         await upsert_edges(session, owner, edges)
 
 
+# Unrelated texts and tags of their own: a worker running in the same test session finds
+# no edges of its own between them (the tenant is fresh, so nor to anyone else's).
+UNRELATED = (
+    "Tomatoes ripen faster on the vine in a warm greenhouse",
+    "The quarterly tax return is due at the end of April",
+    "Jupiter has more than ninety known moons",
+    "Tune the violin's strings before the concert",
+)
+
+
 @pytest.fixture
-async def chain(client: httpx.AsyncClient, app: FastAPI, marker: str) -> list[uuid.UUID]:
+async def chain(client: httpx.AsyncClient, app: FastAPI, tenant: uuid.UUID) -> list[uuid.UUID]:
     """a -causal-> b -tag-> c -semantic-> d."""
-    ids = [await _post(client, title=f"step {n}", tags=[marker]) for n in range(4)]
+    ids = [
+        await _post(
+            client,
+            title=f"step {n}",
+            description=text,
+            tags=[f"step-{uuid.uuid4().hex}"],
+            context={"text": text},
+        )
+        for n, text in enumerate(UNRELATED)
+    ]
     a, b, c, d = ids
-    await _link(app, [(a, b, CAUSAL, 1.0), (b, c, TAG, 0.5), (c, d, SEMANTIC, 0.8)])
+    await _link(app, tenant, [(a, b, CAUSAL, 1.0), (b, c, TAG, 0.5), (c, d, SEMANTIC, 0.8)])
     return ids
 
 
@@ -149,3 +169,29 @@ async def test_the_python_client_reads_the_graph(live_url: str, chain: list[uuid
         (chain[0], "causal"),
         (chain[1], "tag"),
     }
+
+
+async def test_a_dense_neighbourhood_stops_at_the_limit(
+    client: httpx.AsyncClient, app: FastAPI, tenant: uuid.UUID, marker: str
+) -> None:
+    """A hub with 150 neighbours, each linked to three more: depth 2 stops at the limit,
+    nearest first (every neighbour of the hub before any record two hops out)."""
+    records = [breadcrumb(title=f"dense {n}", tags=[marker]) for n in range(150)]
+    answer = await client.post("/breadcrumbs/batch", json={"records": records})
+    assert answer.status_code == 200, answer.text
+    ids = [uuid.UUID(result["id"]) for result in answer.json()["results"]]
+    hub, spokes = ids[0], ids[1:]
+    edges = [(hub, spoke, TAG, 0.5) for spoke in spokes]
+    edges += [(a, b, SEMANTIC, 0.7) for i, a in enumerate(spokes) for b in spokes[i + 1 : i + 4]]
+    await _link(app, tenant, edges)
+
+    graph = await _graph(client, around=str(hub), depth=2, limit=60)
+    nodes = [uuid.UUID(node["id"]) for node in graph["nodes"]]  # type: ignore[attr-defined]
+    assert len(nodes) == 60 and graph["truncated"] is True
+    assert nodes[0] == hub and set(nodes) <= set(ids)
+    shown = {str(node) for node in nodes}
+    links = graph["edges"]
+    assert isinstance(links, list) and 0 < len(links) <= 8 * 60
+    assert all(edge["source"] in shown and edge["target"] in shown for edge in links)
+    whole = await _graph(client, around=str(hub), depth=1, limit=500)
+    assert len(whole["nodes"]) == 150 and whole["truncated"] is False  # type: ignore[arg-type]
