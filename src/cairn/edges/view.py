@@ -51,7 +51,7 @@ class GraphView:
 async def around(
     session: AsyncSession, owner: uuid.UUID, record_id: uuid.UUID, depth: int, limit: int
 ) -> GraphView:
-    if await records.get(session, owner, record_id) is None:
+    if not await repository.node_rows(session, owner, [record_id]):
         raise NotFound(f"breadcrumb {record_id} not found")
     return await _view(session, owner, [record_id], {}, depth, limit)
 
