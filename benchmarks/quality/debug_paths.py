@@ -7,10 +7,12 @@ Each session of ``debug_paths/sessions.json`` (written by ``debug_paths_corpus.p
 expectations by hand) is fed record by record through ``signals.classify`` and
 ``machine.advance`` on a simulated clock (``gap`` minutes between steps, ``quiet`` after
 the last), with ``machine.sweep`` run before each step and at the end, and
-``summary.summarise`` on each resolution. Reported: path detection precision/recall per
-session, the end of each expected path (resolved / abandoned / active), waypoint-type
-accuracy per step with a confusion table, signature grouping over pairs of error steps,
-whether the resolution summary names the fix, and every miss. Reports go to
+``summary.summarise`` on each resolution. With ``--prior``, also whether the prior fix is
+in the context when the same error recurs in a new session, against a real PostgreSQL
+through the worker's handlers (``debug_paths_prior.py``). Reported: path detection
+precision/recall per session, the end of each expected path (resolved / abandoned /
+active), waypoint-type accuracy per step with a confusion table, signature grouping over
+pairs of error steps, whether the resolution summary names the fix, and every miss. Reports go to
 benchmarks/results/debug_paths.{json,md}.
 """
 
@@ -36,6 +38,8 @@ from cairn.paths.signals import classify  # noqa: E402
 from cairn.paths.summary import WaypointNote, summarise  # noqa: E402
 
 CORPUS = HERE / "debug_paths" / "sessions.json"
+RECURRENCES = HERE / "debug_paths" / "recurrences.json"
+UNRELATED = HERE / "debug_paths" / "unrelated.json"
 RESULTS = HERE.parents[0] / "results" / "debug_paths"
 T0 = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
 IDLE_AFTER = timedelta(minutes=30)
@@ -307,10 +311,30 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")[:200]
 
 
-if __name__ == "__main__":
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--recurrences", type=Path, default=RECURRENCES)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--prior", action="store_true", help="also the prior-fix measure (real PostgreSQL)"
+    )
     args = parser.parse_args()
-    report = measure(json.loads(args.corpus.read_text()))
-    write_report(args.out, report, table(report))
+    sessions = json.loads(args.corpus.read_text())
+    report = measure(sessions)
+    text = table(report)
+    if args.prior:
+        import debug_paths_prior as prior
+        from inprocess import leave, run
+
+        recurrences = prior.load(args.recurrences)
+        unrelated = prior.load(UNRELATED)
+        report["prior_fix"] = run(lambda: prior.measure(sessions, recurrences, unrelated))
+        text += "\n".join(prior.table(report["prior_fix"], TARGET))
+        write_report(args.out, report, text)
+        leave()
+    write_report(args.out, report, text)
+
+
+if __name__ == "__main__":
+    main()

@@ -21,7 +21,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from debug_paths_recurrences import RECURRENCES, UNRELATED
+
 OUT = Path(__file__).resolve().parent / "debug_paths" / "sessions.json"
+RECURRENCES_OUT = OUT.with_name("recurrences.json")
+UNRELATED_OUT = OUT.with_name("unrelated.json")
 
 Step = dict[str, Any]
 
@@ -1011,3 +1015,10 @@ if __name__ == "__main__":
     data = sessions()
     OUT.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     print(f"{len(data)} sessions, {sum(len(s['steps']) for s in data)} steps -> {OUT}")
+    # For every session that ends resolved, its error again (debug_paths_recurrences.py).
+    resolved = {s["id"] for s in data if any(p["end"] == "resolved" for p in s["paths"])}
+    assert {r["of"] for r in RECURRENCES} == resolved, "one recurrence per resolved session"
+    RECURRENCES_OUT.write_text(json.dumps(RECURRENCES, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(RECURRENCES)} recurrences -> {RECURRENCES_OUT}")
+    UNRELATED_OUT.write_text(json.dumps(UNRELATED, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(UNRELATED)} unrelated errors -> {UNRELATED_OUT}")

@@ -158,7 +158,10 @@ def test_item_cost_is_the_rendered_block_with_its_header(counter: TokenCounter) 
     item = record(1, title="A title", context={"text": "some body text"})
     block = '⟦item · note.v1 · A title⟧\n{"text": "some body text"}\n'
     assert item_cost(item, render_plain, counter) == counter.count(block)
-    assert fixed_overhead(counter) == sum(counter.count(section_header(s)) for s in SECTION_ORDER)
+    every = sum(counter.count(section_header(s)) for s in SECTION_ORDER)
+    assert fixed_overhead(counter, prior_fixes=True) == every
+    # Agents without prior fixes pay nothing for their section.
+    assert fixed_overhead(counter) == every - counter.count(section_header(Section.prior_fixes))
 
 
 def test_an_empty_selection_renders_nothing(counter: TokenCounter) -> None:

@@ -8,7 +8,7 @@ import pytest
 from tests.context.helpers import rid
 
 from cairn.context import Seed, sources
-from cairn.context.sources import always, semantic, session, signals, trigger
+from cairn.context.sources import always, paths, semantic, session, signals, trigger
 
 
 def test_every_source_is_listed_once_under_its_own_name() -> None:
@@ -16,7 +16,9 @@ def test_every_source_is_listed_once_under_its_own_name() -> None:
     assert len(names) == len(set(names))
     assert names[0] == "trigger"  # the trigger wins every tie
     assert tuple(names) == sources.NAMES
-    assert {m.SOURCE.name for m in (always, semantic, session, signals, trigger)} == set(names)
+    assert {m.SOURCE.name for m in (always, paths, semantic, session, signals, trigger)} == set(
+        names
+    )
 
 
 def test_the_rank_is_the_position_in_the_registry() -> None:

@@ -140,3 +140,27 @@ def test_the_replay_follows_a_scripted_session() -> None:
     ]
     assert [p.end for p in outcome.paths] == ["resolved"]
     assert outcome.paths[0].fix == "edit a.py (`edit_file`)"
+
+
+def test_every_resolved_session_recurs_once_with_other_details() -> None:
+    """The prior-fix measure's recurrences (debug_paths_recurrences.py): stored as written,
+    one per session that ends resolved, each an error of the group that session resolved,
+    in other words than the session's own (another machine, checkout or run)."""
+    from debug_paths_corpus import RECURRENCES, RECURRENCES_OUT, UNRELATED, UNRELATED_OUT
+
+    from cairn.paths.signals import Kind, classify
+
+    assert json.loads(RECURRENCES_OUT.read_text()) == json.loads(json.dumps(RECURRENCES))
+    assert json.loads(UNRELATED_OUT.read_text()) == json.loads(json.dumps(UNRELATED))
+    assert all(classify(record).kind is Kind.ERROR for record in UNRELATED)
+    by_id = {s["id"]: s for s in sessions()}
+    resolved = {sid for sid, s in by_id.items() if any(p["end"] == "resolved" for p in s["paths"])}
+    assert sorted(r["of"] for r in RECURRENCES) == sorted(resolved)
+    for recurrence in RECURRENCES:
+        session = by_id[recurrence["of"]]
+        assert recurrence["group"] in {
+            p["group"] for p in session["paths"] if p["end"] == "resolved"
+        }
+        assert classify(recurrence["record"]).kind is Kind.ERROR
+        outputs = {step["record"]["context"].get("output") for step in session["steps"]}
+        assert recurrence["record"]["context"]["output"] not in outputs

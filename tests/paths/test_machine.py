@@ -89,3 +89,26 @@ def test_the_same_program_with_other_arguments_succeeding_counts() -> None:
     rerun = Signal(Kind.SUCCESS, "exit code 0", None, export.replace("11-01", "10-01"))
     state, waypoints = run([failed, rerun, rerun, rerun])
     assert state.status is Status.RESOLVED and waypoints[-1] is Waypoint.RESOLUTION
+
+
+def test_a_binary_run_again_with_other_arguments_is_the_same_program() -> None:
+    crashed = Signal(
+        Kind.ERROR, "exit code 139", "out/resize: Segmentation fault", "./out/resize a.png"
+    )
+    others = [Signal(Kind.SUCCESS, "exit code 0", None, f"./out/resize {n}.png 640") for n in "bcd"]
+    state, waypoints = run([crashed, *others])
+    assert state.status is Status.RESOLVED and waypoints[-1] is Waypoint.RESOLUTION
+
+
+def test_make_with_other_targets_is_the_same_build() -> None:
+    failed = Signal(Kind.ERROR, "exit code 2", "src/io.c:3:1: error: unknown type name", "make")
+    clean_all = Signal(Kind.SUCCESS, "exit code 0", None, "make clean all")
+    state, _ = run([failed, clean_all, clean_all, clean_all])
+    assert state.status is Status.RESOLVED
+
+
+def test_another_script_of_the_same_interpreter_is_another_program() -> None:
+    failed = Signal(Kind.ERROR, "exit code 1", "KeyError: 'sku'", "python -m shop.importer a.csv")
+    other = Signal(Kind.SUCCESS, "exit code 0", None, "python -m http.server 8000")
+    state, waypoints = run([failed, other, other, other])
+    assert state.status is Status.ACTIVE and waypoints[1:] == [Waypoint.ATTEMPT] * 3

@@ -52,3 +52,34 @@ def test_attempts_inside_the_final_green_run_are_not_the_fix() -> None:
     rerun = WaypointNote(Waypoint.ATTEMPT, "run all tests", "pytest -q")
     path = [ERROR, edit, GREEN, rerun, GREEN, GREEN, DONE]
     assert summarise(path).what_fixed_it == "guarded the empty cart (`edit`)"
+
+
+def test_re_running_the_failing_check_is_not_the_fix_even_when_it_names_the_file() -> None:
+    failing = WaypointNote(Waypoint.ERROR, "--- FAIL: TestRound", "go test ./money")
+    edit = WaypointNote(Waypoint.ATTEMPT, "round half to even", "edit_file", ("money/round.go",))
+    rerun = WaypointNote(
+        Waypoint.ATTEMPT, "run money/round_test.go", "go test -run TestRound ./money"
+    )
+    green = WaypointNote(Waypoint.SUCCESS, "ok money", "go test ./money")
+    assert summarise([failing, edit, rerun, green]).what_fixed_it == (
+        "round half to even (`edit_file`)"
+    )
+
+
+def test_a_rebuild_after_the_change_is_not_the_fix() -> None:
+    crash = WaypointNote(Waypoint.ERROR, "Segmentation fault", "./out/resize a.png")
+    edit = WaypointNote(Waypoint.ATTEMPT, "check the decoder's result", "edit_file")
+    build = WaypointNote(Waypoint.ATTEMPT, "ran make", "make")
+    green = WaypointNote(Waypoint.SUCCESS, "resized", "./out/resize a.png")
+    assert summarise([crash, edit, build, green]).what_fixed_it.startswith("check the decoder")
+    alone = summarise([crash, build, green]).what_fixed_it
+    assert alone == "ran make"  # nothing else was tried: the rebuild is what is known
+
+
+def test_a_command_that_is_no_check_of_the_path_can_be_the_fix() -> None:
+    failing = WaypointNote(Waypoint.ERROR, "undefined: yaml.Unmarshal", "go build ./...")
+    fetch = WaypointNote(Waypoint.ATTEMPT, "fetched the module", "go get gopkg.in/yaml.v3")
+    green = WaypointNote(Waypoint.SUCCESS, "built", "go build ./...")
+    assert summarise([failing, fetch, green]).what_fixed_it == (
+        "fetched the module (`go get gopkg.in/yaml.v3`)"
+    )

@@ -34,11 +34,13 @@ from cairn.context.model import (
     Seed,
 )
 from cairn.context.pathfinder import select_within_budget
+from cairn.context.prior_fixes import render_prior_fixes
 from cairn.context.recency import with_recency
 from cairn.context.records import RecordCache, isolated_sql
 from cairn.context.render import ItemBlocks
 from cairn.context.signals import extract_signals
 from cairn.context.snippets import apply_snippets, mark_snippets
+from cairn.context.sources import paths as paths_source
 from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
@@ -142,13 +144,18 @@ async def assemble(
         snippets = await apply_snippets(
             session, owner, found.probe, graph.records, blocks, counter, budget.tokens
         )
+        prior_fixes = paths_source.enabled(agent.context_sources)
+        if prior_fixes:
+            render_prior_fixes(graph.records, blocks, counter)
     ranked = ranking.Ranked()
     if agent.ranking.compares_content:
         with timer.phase("rank"):
             others = [r for r in graph.records.values() if r.id != trigger.id]
             ranked = await ranking.rank(session, owner, others, agent.ranking, record_cache)
     with timer.phase("select"):
-        layout = layout_for(agent.sections, graph.records, blocks, counter, signals.tier)
+        layout = layout_for(
+            agent.sections, graph.records, blocks, counter, signals.tier, prior_fixes=prior_fixes
+        )
         aging = None if domains is None else half_life_of(domains)
         if aging is not None:
             seeds = with_recency(seeds, graph.records, aging, trigger.created_at)

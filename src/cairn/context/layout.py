@@ -79,21 +79,30 @@ def layout_for(
     blocks: ItemBlocks,
     counter: TokenCounter,
     tier: str = "normal",
+    *,
+    prior_fixes: bool = False,
 ) -> Layout:
-    """The agent's section layout, or the classic one when it declares no sections."""
+    """The agent's section layout, or the classic one when it declares no sections
+    (with a prior fixes section when the agent has the ``paths`` source)."""
     if sections is None:
-        return ClassicLayout(records, blocks, counter)
+        return ClassicLayout(records, blocks, counter, prior_fixes=prior_fixes)
     return SectionLayout(sections, records, blocks, counter, tier)
 
 
 class ClassicLayout:
-    """Tools, knowledge, history, additional, trigger (context.render), unchanged."""
+    """Tools, knowledge, prior fixes, history, additional, trigger (context.render)."""
 
     def __init__(
-        self, records: Mapping[UUID, Record], blocks: ItemBlocks, counter: TokenCounter
+        self,
+        records: Mapping[UUID, Record],
+        blocks: ItemBlocks,
+        counter: TokenCounter,
+        *,
+        prior_fixes: bool = False,
     ) -> None:
         self.records, self.blocks, self.counter = records, blocks, counter
-        self.overhead = fixed_overhead(counter)
+        self.prior_fixes = prior_fixes
+        self.overhead = fixed_overhead(counter, prior_fixes=prior_fixes)
         self.admit: Admit | None = None
 
     def cost_of(self, record_id: UUID) -> int:
@@ -104,8 +113,9 @@ class ClassicLayout:
 
     def render(self, selection: Selection, budget: int) -> Rendered:
         return assemble_text(
-            selection, self.records, self.blocks.text, self.counter, budget, blocks=self.blocks
-        )
+            selection, self.records, self.blocks.text, self.counter, budget,
+            blocks=self.blocks, prior_fixes=self.prior_fixes,
+        )  # fmt: skip
 
     def explain(self, rendered: Rendered) -> dict[str, Any]:
         return {}

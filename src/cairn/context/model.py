@@ -114,6 +114,7 @@ class Section(StrEnum):
 
     tools = "tools"
     knowledge = "knowledge"
+    prior_fixes = "prior_fixes"  # resolved debug paths, for agents with the paths source
     history = "history"
     additional = "additional"
     trigger = "trigger"

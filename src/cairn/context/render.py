@@ -42,6 +42,7 @@ from cairn.context.model import (
     Selection,
 )
 from cairn.context.tokens import TokenCounter
+from cairn.paths.repository import PATH_SCHEMA
 from cairn.transforms.cache import LRU
 
 RenderItem = Callable[[Record], str]
@@ -113,9 +114,19 @@ def item_cost(record: Record, render_item: RenderItem, counter: TokenCounter) ->
     return counter.count(item_block(record, render_item))
 
 
-def fixed_overhead(counter: TokenCounter) -> int:
-    """Tokens of every section header: an upper bound on what is not items."""
-    return sum(counter.count(section_header(section)) for section in SECTION_ORDER)
+def fixed_overhead(counter: TokenCounter, *, prior_fixes: bool = False) -> int:
+    """Tokens of every section header: an upper bound on what is not items. The prior
+    fixes' header counts only for an agent that has them (context.sources.paths)."""
+    return sum(counter.count(section_header(section)) for section in sections(prior_fixes))
+
+
+def sections(prior_fixes: bool) -> tuple[Section, ...]:
+    return tuple(s for s in SECTION_ORDER if prior_fixes or s is not Section.prior_fixes)
+
+
+def is_prior_fix(record: Record) -> bool:
+    """A resolved debug path: what the ``paths`` source offers as a prior fix."""
+    return record.schema_name == PATH_SCHEMA and record.context.get("status") == "resolved"
 
 
 class ItemBlocks:
@@ -175,13 +186,20 @@ class ItemBlocks:
 
 
 def section_of(
-    record: Record, trigger_id: UUID | None, trigger_sessions: frozenset[str]
+    record: Record,
+    trigger_id: UUID | None,
+    trigger_sessions: frozenset[str],
+    *,
+    prior_fixes: bool = False,
 ) -> Section:
     """Conversation schemas are history; then tools and knowledge by schema or tag; then
-    anything sharing a session with the trigger is history; the rest is additional."""
+    anything sharing a session with the trigger is history; the rest is additional. With
+    ``prior_fixes``, resolved debug paths are prior fixes."""
     schema = record.schema_name or ""
     if record.id == trigger_id:
         return Section.trigger
+    if prior_fixes and is_prior_fix(record):
+        return Section.prior_fixes
     if schema.startswith(HISTORY_SCHEMAS):
         return Section.history
     if schema.startswith(TOOL_SCHEMAS) or not TOOL_TAGS.isdisjoint(record.tags):
@@ -204,13 +222,14 @@ def assemble_text(
     budget: int,
     *,
     blocks: ItemBlocks | None = None,
+    prior_fixes: bool = False,
 ) -> Rendered:
-    """Render the selection in sections (tools, knowledge, history by time, additional,
-    trigger), in selection order within a section. If the exact count exceeds ``budget``,
-    the lowest-priority items go first (the trigger last) until it fits. Pass the
-    ``blocks`` whose ``cost_of`` the pathfinder used, so no record is rendered twice."""
+    """Render the selection in sections (tools, knowledge, prior fixes, history by time,
+    additional, trigger), in selection order within a section. If the exact count exceeds
+    ``budget``, the lowest-priority items go first (the trigger last) until it fits. Pass
+    the ``blocks`` whose ``cost_of`` the pathfinder used, so no record is rendered twice."""
     blocks = blocks or ItemBlocks(render_item, counter)
-    placed = _place(selection, records)
+    placed = _place(selection, records, prior_fixes)
     trimmed: list[UUID] = []
     while True:
         text, items = _compose(placed, blocks)
@@ -227,11 +246,16 @@ def assemble_text(
             trimmed.append(victim[0].id)
 
 
-def _place(selection: Selection, records: Mapping[UUID, Record]) -> list[_Placed]:
+def _place(
+    selection: Selection, records: Mapping[UUID, Record], prior_fixes: bool
+) -> list[_Placed]:
     trigger_id = selection.trigger_id
     sessions = records[trigger_id].session_tags if trigger_id is not None else frozenset()
     chosen = [records[item.record_id] for item in selection.selected]
-    return [(record, section_of(record, trigger_id, sessions)) for record in chosen]
+    return [
+        (record, section_of(record, trigger_id, sessions, prior_fixes=prior_fixes))
+        for record in chosen
+    ]
 
 
 def _compose(placed: list[_Placed], blocks: ItemBlocks) -> tuple[str, list[RenderedItem]]:

@@ -7,8 +7,10 @@ idle → active on an error; active → resolved after ``threshold`` consecutive
 is active is a ``pivot`` waypoint on it, the same signature again a ``failure``.
 
 A success counts towards resolution when it is a green test run, or when the program
-that succeeded (a command's first two words) had failed earlier in the path; any other
-success is just an ``attempt`` (``ls`` working says nothing about the bug).
+that succeeded (:func:`.signals.program`: the executable and its subcommand or script, so
+``./build/app in.png`` and ``./build/app out.png``, ``make`` and ``make clean all`` are one)
+had failed earlier in the path; any other success is just an ``attempt`` (``ls`` working
+says nothing about the bug).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from cairn.paths.signals import Kind, Signal
+from cairn.paths.signals import Kind, Signal, program
 
 RESOLUTION_THRESHOLD = 3
 
@@ -123,12 +125,6 @@ def _success(state: PathState, signal: Signal, now: datetime, threshold: int) ->
         return Step(replace(_moved(state, now, 1), successes=successes), (Waypoint.SUCCESS,))
     done = replace(_moved(state, now, 2), status=Status.RESOLVED, successes=successes)
     return Step(done, (Waypoint.SUCCESS, Waypoint.RESOLUTION))
-
-
-def program(command: str | None) -> str | None:
-    """What a command runs, without its later arguments (``python export.py --since X``
-    and ``... --since Y`` are one program): its first two words."""
-    return " ".join(command.split()[:2]) if command else None
 
 
 def _moved(state: PathState, now: datetime, waypoints: int) -> PathState:

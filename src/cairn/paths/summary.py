@@ -4,6 +4,9 @@ asks an LLM; Cairn's default is deterministic, the LLM an optional refinement of
 - **root cause**: the last discovery if the agent noted one, else the first error;
 - **what fixed it**: the last attempt or revert between the last problem and the first
   success after it (the change that turned it green), with the command and files it named;
+  an attempt that only re-runs a check of the path (the program that failed or the one
+  that then succeeded: ``go test ./...`` again after an edit) changed nothing and is not it,
+  nor is a rebuild (``make``, ``mvn package``) when a change came before it;
 - **KISS summary**: one line joining the two, then the files the path touched.
 """
 
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cairn.paths.machine import Waypoint
+from cairn.paths.signals import program, rebuilds
 
 MAX_PART = 300
 MAX_FILES = 5
@@ -66,9 +70,17 @@ def _fix(waypoints: Sequence[WaypointNote]) -> str:
         (i for i in range(last_problem + 1, len(waypoints)) if waypoints[i].kind in _GREEN),
         len(waypoints),
     )
-    for waypoint in reversed(waypoints[last_problem + 1 : first_green]):
-        if waypoint.kind in _FIXES:
-            return _clip(_described(waypoint))
+    checks = {program(w.command) for w in waypoints[: first_green + 1] if w.kind in _PROBLEMS}
+    if first_green < len(waypoints):
+        checks.add(program(waypoints[first_green].command))
+    tried = [
+        w
+        for w in waypoints[last_problem + 1 : first_green]
+        if w.kind in _FIXES and (w.command is None or program(w.command) not in checks)
+    ]
+    changes = [w for w in tried if not rebuilds(w.command)] or tried
+    if changes:
+        return _clip(_described(changes[-1]))
     if first_green < len(waypoints):
         return _clip(_described(waypoints[first_green]))
     return "no change was recorded"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cairn.context.model import Seed
-from cairn.context.sources import always, semantic, session, signals, trigger
+from cairn.context.sources import always, paths, semantic, session, signals, trigger
 from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest, SeedSourceKind
 
 SOURCES: tuple[SeedSourceKind, ...] = (
@@ -21,6 +21,7 @@ SOURCES: tuple[SeedSourceKind, ...] = (
     semantic.SOURCE,
     signals.SOURCE,
     session.SOURCE,
+    paths.SOURCE,
 )
 
 RANK: Mapping[str, int] = {source.name: rank for rank, source in enumerate(SOURCES)}
