@@ -280,6 +280,35 @@ async def test_tenant_b_coverage_counts_none_of_tenant_a_records(
     assert theirs["records"] == 0 and theirs["by_schema"] == {} and theirs["islands"]["count"] == 0
 
 
+async def test_tenant_b_graphs_none_of_tenant_a_records(
+    jwt_app: FastAPI, jwt_client: httpx.AsyncClient, mint: Mint, record_of_a: dict[str, str]
+) -> None:
+    """A's record id is a 404 for B; and even an edge row of B's that points at A's record
+    (planted past the API) brings none of A's records into B's graph."""
+    tenant_b = uuid.uuid4()
+    b = bearer(mint(owner_id=tenant_b, roles=["curator"]))
+    for params in ({"around": record_of_a["id"]}, {"context": record_of_a["id"]}):
+        response = await jwt_client.get("/graph", params=params, headers=b)
+        assert response.status_code == 404 and "nodes" not in response.json()
+    created = await jwt_client.post("/breadcrumbs", json=breadcrumb(title="B's own"), headers=b)
+    own = created.json()["id"]
+    planted = text(
+        "INSERT INTO breadcrumb_edges (owner_id, from_id, to_id, edge_type, weight)"
+        " VALUES (:owner, :mine, :theirs, 0, 1)"
+    )
+    async with jwt_app.state.resources.system_engine.begin() as connection:
+        params = {"owner": tenant_b, "mine": own, "theirs": record_of_a["id"]}
+        await connection.execute(planted, params)
+    graph = await jwt_client.get("/graph", params={"around": own, "depth": 3}, headers=b)
+    assert graph.status_code == 200, graph.text
+    assert [node["id"] for node in graph.json()["nodes"]] == [own]
+    assert graph.json()["edges"] == [] and record_of_a["id"] not in graph.text
+    mine = await jwt_client.get(
+        "/graph", params={"around": record_of_a["id"]}, headers=bearer(record_of_a["token"])
+    )
+    assert [node["id"] for node in mine.json()["nodes"]] == [record_of_a["id"]]
+
+
 async def test_tenant_b_sees_none_of_tenant_a_reindex_jobs(
     jwt_client: httpx.AsyncClient, mint: Mint, marker: str
 ) -> None:

@@ -92,6 +92,7 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("POST", "/paths"): E,
     ("POST", "/paths/{path_id}/resolve"): E,
     ("POST", "/paths/{path_id}/abandon"): E,
+    ("GET", "/graph"): S,
 }
 # Routes outside the API's routers (not in the OpenAPI schema), with their gate.
 DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}

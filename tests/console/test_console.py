@@ -18,6 +18,8 @@ PAGES = {
     "#/live": "#live-status[data-state=live]",
     "#/records": "#records table",
     "#/health": "#readiness li",
+    "#/agents": '#agents table, #agents p:text("no agents defined")',
+    "#/graph": "circle.node",
 }
 
 

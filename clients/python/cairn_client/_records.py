@@ -21,6 +21,7 @@ from cairn_client.models import (
     Changed,
     ContextQuery,
     Created,
+    Graph,
     HistoryEntry,
     QueriedContext,
     RenderResult,
@@ -208,6 +209,26 @@ class RecordRoutes:
         signals, knowledge matched, dependencies, filtering and sections."""
         path, params = {"agent_id": agent_id}, {"session": session}
         return call("context_debug", str, path=path, params=params)
+
+    @route
+    def graph(
+        self,
+        *,
+        around: Id | None = None,
+        context: Id | None = None,
+        depth: int | None = None,
+        limit: int | None = None,
+    ) -> Call[Graph]:
+        """The records linked to one record (``around``), or to an assembled context's
+        selection (``context``, each selected record with the path that reached it), up to
+        ``depth`` hops and ``limit`` records, and the edges between them."""
+        params = {
+            "around": None if around is None else str(around),
+            "context": None if context is None else str(context),
+            "depth": depth,
+            "limit": limit,
+        }
+        return call("graph", Graph, params=params)
 
     @route
     def assemble(self, trigger_id: Id, agent_id: str) -> Call[AssembledContext]:

@@ -42,6 +42,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "context_debug": ("GET", "/contexts/{agent_id}/debug"),
     "assemble": ("POST", "/contexts/assemble"),
     "query_context": ("POST", "/contexts/query"),
+    "graph": ("GET", "/graph"),
     "list_assemblies": ("GET", "/assemblies"),
     "assembly_stats": ("GET", "/assemblies/stats"),
     # debug paths

@@ -216,6 +216,31 @@ class AssembledContext(Answer):
     context: dict[str, Any]
 
 
+class GraphNode(Answer):
+    id: UUID
+    title: str
+    schema_name: str | None
+    tags: list[str]
+    selected: bool
+    path: list[UUID] | None
+
+
+class GraphEdge(Answer):
+    source: UUID
+    target: UUID
+    kind: str
+    weight: float
+
+
+class Graph(Answer):
+    """``GET /graph``: records nearest first, the edges between them, and whether the walk
+    stopped at its limit."""
+
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool
+
+
 class ContextQuery(Request):
     """``POST /contexts/query``: exactly one of ``query``/``trigger_id``; at least one of
     ``agent_id``/``agent`` (an inline ``agent.def.v1`` context)."""

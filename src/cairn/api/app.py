@@ -38,6 +38,7 @@ from cairn.db.engine import (
 from cairn.db.migrate import upgrade
 from cairn.db.roles import app_role
 from cairn.db.tenants import ensure_tenant
+from cairn.edges import endpoints as graph
 from cairn.embedding import Embedder
 from cairn.embedding.factory import load_embedder
 from cairn.errors import ConfigurationError
@@ -79,6 +80,7 @@ ROUTERS = (
     coverage.router,
     reindex.router,
     paths.router,
+    graph.router,
 )
 
 

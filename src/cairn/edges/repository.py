@@ -204,3 +204,42 @@ async def request_response_pairs(
         rows = await session.execute(query, {"owner": owner_id, "me": record_id, "rid": request_id})
         pairs += [(record_id, row.id) for row in rows]
     return pairs
+
+
+async def edges_touching(
+    session: AsyncSession, owner_id: uuid.UUID, ids: Sequence[uuid.UUID], limit: int
+) -> list[tuple[uuid.UUID, uuid.UUID, int, float]]:
+    """Up to ``limit`` edges from or to any of ``ids``, strongest kinds first (causal before
+    temporal before tag before semantic, then by weight): one hop of a bounded walk."""
+    query = text(
+        "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
+        " WHERE owner_id = :owner AND (from_id = ANY(:ids) OR to_id = ANY(:ids))"
+        " ORDER BY edge_type, weight DESC, from_id, to_id LIMIT :limit"
+    )
+    rows = await session.execute(query, {"owner": owner_id, "ids": list(ids), "limit": limit})
+    return [(row.from_id, row.to_id, row.edge_type, float(row.weight)) for row in rows]
+
+
+async def edges_among(
+    session: AsyncSession, owner_id: uuid.UUID, ids: Sequence[uuid.UUID], limit: int
+) -> list[tuple[uuid.UUID, uuid.UUID, int, float]]:
+    """Up to ``limit`` edges with both ends in ``ids``, strongest kinds first."""
+    query = text(
+        "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
+        " WHERE owner_id = :owner AND from_id = ANY(:ids) AND to_id = ANY(:ids)"
+        " ORDER BY edge_type, weight DESC, from_id, to_id LIMIT :limit"
+    )
+    rows = await session.execute(query, {"owner": owner_id, "ids": list(ids), "limit": limit})
+    return [(row.from_id, row.to_id, row.edge_type, float(row.weight)) for row in rows]
+
+
+async def node_rows(
+    session: AsyncSession, owner_id: uuid.UUID, ids: Sequence[uuid.UUID]
+) -> list[Any]:
+    """Title, schema and tags of each of ``ids`` that exists and has not expired (in no
+    particular order)."""
+    query = text(
+        "SELECT id, title, schema_name, tags FROM breadcrumbs"
+        " WHERE owner_id = :owner AND id = ANY(:ids) AND (ttl IS NULL OR ttl > now())"
+    )
+    return list(await session.execute(query, {"owner": owner_id, "ids": list(ids)}))

@@ -1,13 +1,14 @@
-// The console's shell: pages by URL hash (#/live, #/records/<id>, #/agents/<id>, #/health),
-// the token.
+// The console's shell: pages by URL hash (#/live, #/records/<id>, #/agents/<id>,
+// #/graph/<id>, #/health), the token.
 
 import { setToken, token } from "./api.js";
 import * as contexts from "./contexts.js";
+import * as graph from "./graph.js";
 import * as health from "./health.js";
 import * as live from "./live.js";
 import * as records from "./records.js";
 
-const PAGES = { live, records, agents: contexts, health };
+const PAGES = { live, records, agents: contexts, graph, health };
 let current = null;
 
 function route() {

@@ -164,7 +164,9 @@ function contextPage(assembled, again, status) {
   const explain = context.explain ?? {};
   const budget = Number(context.token_budget ?? explain.budget?.tokens ?? 0);
   const facts = [
-    ["record", recordLink(assembled.id)], ["version", String(assembled.version)],
+    ["record", [recordLink(assembled.id), " · ",
+      h("a", { href: `#/graph/context/${encodeURIComponent(assembled.id)}`, id: "context-graph-link" }, "graph")]],
+    ["version", String(assembled.version)],
     ["session", assembled.session ?? "(none)"], ["trigger", recordLink(context.trigger_id)],
     ["assembled", when(context.assembled_at)],
     ["tokens", `${context.token_count} of ${budget} (budget from ${explain.budget?.source ?? "?"})`],

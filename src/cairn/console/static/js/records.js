@@ -72,6 +72,7 @@ function recordPage(full, view, history) {
   ];
   return [
     h("h1", {}, full.title || full.id),
+    h("p", {}, h("a", { id: "graph-link", href: `#/graph/${full.schema_name === "agent.context.v1" ? "context/" : ""}${encodeURIComponent(full.id)}` }, "Graph")),
     h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
     h("h2", {}, "Context"), json(full.context, "raw-context"),
     h("h2", {}, "As an LLM sees it"),
