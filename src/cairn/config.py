@@ -297,6 +297,9 @@ class Settings(BaseSettings):
     default_tenant_name: str = "default"
     default_actor: str = "anonymous"
     worker_concurrency: int = 8
+    # The JetStream durable consumer the workers share (each event goes to one of them); a
+    # worker under another name gets every new event on its own (a separate pool).
+    worker_durable: str = Field(default="cairn-worker", pattern=r"^[A-Za-z0-9_-]{1,64}$")
     run_worker: bool = True  # `cairn up` runs one worker beside the server
 
     limits: Limits = Limits()

@@ -3,28 +3,21 @@ record posted is handled (edges, debug-path tracking, assembly) before the next.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.assembly.helpers import post
 
 from cairn.breadcrumbs import repository as breadcrumbs
-from cairn.config import Settings
-from cairn.context.builder import ContextBuilder
 from cairn.context.model import Section
 from cairn.context.render import section_header
 from cairn.context.write import context_record_id
 from cairn.db.engine import tenant_session
-from cairn.edges.builder import EdgeOptions
 from cairn.events.payloads import ChangeKind, change_event
-from cairn.transforms import Transforms
-from cairn.worker.app import NoEmbedder
 from cairn.worker.handlers import Handlers
 
 ASK = "ask:debugging"
@@ -47,16 +40,6 @@ UNRELATED = {
     "output": 'Traceback (most recent call last):\n  File "export.py", line 3\n'
     "PermissionError: [Errno 13] Permission denied: '/var/out/report.csv'",
 }
-
-
-@pytest.fixture(name="handlers")
-async def worker_handlers(app: FastAPI, settings: Settings) -> Handlers:
-    """The worker's handlers on the test database, called directly (no consumer)."""
-    sessions = app.state.resources.session_factory
-    builder = await asyncio.to_thread(
-        ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
-    )
-    return Handlers(sessions, EdgeOptions(), builder)
 
 
 class World:

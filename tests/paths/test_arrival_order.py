@@ -4,23 +4,17 @@ same paths and waypoints as in the order they were created: real database, throu
 
 from __future__ import annotations
 
-import asyncio
 import random
 import uuid
 from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.paths.test_tracking import FAILING, GREEN, _edit, _event, _paths_of, _record
 
-from cairn.config import Settings
-from cairn.context.builder import ContextBuilder
-from cairn.edges.builder import CAUSAL, EdgeOptions
-from cairn.transforms import Transforms
-from cairn.worker.app import NoEmbedder
+from cairn.edges.builder import CAUSAL
 from cairn.worker.handlers import Handlers
 
 OTHER_ERROR = {
@@ -42,15 +36,6 @@ TRACKED = [
                   "success", "success", "success", "resolution"]),
     ("active", ["error", "attempt", "success"]),
 ]  # fmt: skip
-
-
-@pytest.fixture
-async def handlers(app: FastAPI, settings: Settings) -> Handlers:
-    sessions = app.state.resources.session_factory
-    builder = await asyncio.to_thread(
-        ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
-    )
-    return Handlers(sessions, EdgeOptions(), builder)
 
 
 async def _session(

@@ -3,32 +3,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.assembly.helpers import post
 from tests.paths.test_tracking import FAILING, _edit, _event, _paths_of, _record
 
-from cairn.config import Settings
-from cairn.context.builder import ContextBuilder
-from cairn.edges.builder import TAG, EdgeOptions
-from cairn.transforms import Transforms
-from cairn.worker.app import NoEmbedder
+from cairn.edges.builder import TAG
 from cairn.worker.handlers import Handlers
-
-
-@pytest.fixture
-async def handlers(app: FastAPI, settings: Settings) -> Handlers:
-    sessions = app.state.resources.session_factory
-    builder = await asyncio.to_thread(
-        ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
-    )
-    return Handlers(sessions, EdgeOptions(), builder)
 
 
 async def _note(client: httpx.AsyncClient, file: str) -> uuid.UUID:

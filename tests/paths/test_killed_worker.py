@@ -34,9 +34,14 @@ HALF_WAYPOINTS = len(HALF)
 STALL_S = 3.0
 
 
-async def _start(settings: Settings) -> asyncio.subprocess.Process:
+async def _start(settings: Settings, durable: str) -> asyncio.subprocess.Process:
+    """A ``cairn worker`` on a durable consumer of its own, which the worker started after
+    it takes over (unacked events included). The test session's in-process worker, when one
+    runs, gets the same events on its own durable: then two workers track the session at
+    once, and the end state must be the same."""
     env = {
         **os.environ,
+        "CAIRN_WORKER_DURABLE": durable,
         "DATABASE_URL": settings.database_url or "",
         "NATS_URL": settings.nats_url or "",
         "CAIRN_EVENTS__WORKER_ACK_WAIT_S": "5",  # the killed worker's events come back soon
@@ -129,7 +134,8 @@ async def test_a_worker_killed_mid_session_leaves_one_path_and_no_duplicate(
     settings: Settings, client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     session, half = f"session:{uuid.uuid4().hex[:8]}", len(SCRIPT) // 2
-    first = await _start(settings)
+    durable = f"killed-worker-{uuid.uuid4().hex[:8]}"
+    first = await _start(settings, durable)
     try:
         await _consuming(client, db)
         sources = await _batch(client, session, SCRIPT[:half])
@@ -151,7 +157,7 @@ async def test_a_worker_killed_mid_session_leaves_one_path_and_no_duplicate(
             await first.wait()
     killed_at = len(await _waypoints(db, session))
     assert HALF_WAYPOINTS <= killed_at < WAYPOINTS, killed_at
-    second = await _start(settings)
+    second = await _start(settings, durable)
     try:
 
         async def finished() -> bool:

@@ -23,7 +23,6 @@ from tests.paths.prior_world import (
     new_session,
     prior_fixes_of,
     resolved_path,
-    worker_handlers,  # noqa: F401 (the handlers fixture)
 )
 
 from cairn.breadcrumbs.repository import insert_breadcrumb

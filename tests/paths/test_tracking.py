@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -134,16 +133,6 @@ async def test_two_sessions_make_two_paths(
     assert [len(found) for found in paths] == [1, 1]
     assert paths[0][0].id != paths[1][0].id
     assert [found[0].context["status"] for found in paths] == ["active", "active"]
-
-
-@pytest.fixture
-async def handlers(app: FastAPI, settings: Settings) -> Handlers:
-    """The worker's handlers on the test database, called directly (no consumer)."""
-    sessions = app.state.resources.session_factory
-    builder = await asyncio.to_thread(
-        ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
-    )
-    return Handlers(sessions, EdgeOptions(), builder)
 
 
 async def _event(app: FastAPI, record_id: str) -> dict[str, Any]:

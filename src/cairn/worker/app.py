@@ -51,7 +51,10 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
             ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
         )
         await holder.run()
-        consumer = worker_consumer(settings, sessions, holder, builder, summariser=summariser)
+        consumer = worker_consumer(
+            settings, sessions, holder, builder, durable=settings.worker_durable,
+            summariser=summariser,
+        )  # fmt: skip
         consuming = asyncio.create_task(consumer.run(), name="worker-consumer")
         await _until(stop, consuming)
         await consumer.stop()
