@@ -37,8 +37,11 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from benchmarks.console_screenshots import AGENT, SESSION, VIEWPORT, chromium, post  # noqa: E402
 from benchmarks.quality.server import source_state, write_report  # noqa: E402
-from perfbench import corpus as corpus_module  # noqa: E402
-from perfbench import load, server  # noqa: E402
+from perfbench import (  # noqa: E402
+    corpus as corpus_module,
+    load,
+    server,
+)
 
 from cairn.runtime import free_port  # noqa: E402
 

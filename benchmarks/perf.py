@@ -26,8 +26,13 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import httpx  # noqa: E402
-from perfbench import corpus as corpus_module  # noqa: E402
-from perfbench import load, recall, report, server  # noqa: E402
+from perfbench import (  # noqa: E402
+    corpus as corpus_module,
+    load,
+    recall,
+    report,
+    server,
+)
 from perfbench.cairn_run import CairnRunner, instrument  # noqa: E402
 from perfbench.measure import PublishProbe, Samples  # noqa: E402
 from perfbench.rcrt_baseline import RcrtBaseline  # noqa: E402

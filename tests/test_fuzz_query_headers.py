@@ -14,8 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import FastAPI
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 # Values from the reports and their neighbours, mixed into arbitrary text.
 HOSTILE = [

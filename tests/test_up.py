@@ -15,8 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.factories import breadcrumb
-from tests.processes import start_cairn_up as _start
-from tests.processes import stop as _stop
+from tests.processes import start_cairn_up as _start, stop as _stop
 
 from cairn.runtime import free_port
 

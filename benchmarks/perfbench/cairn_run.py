@@ -24,9 +24,11 @@ from typing import Any
 from cairn.config import Settings
 from cairn.context import builder as builder_module
 from cairn.context.builder import ContextBuilder
-from cairn.context.sources import always as always_source
-from cairn.context.sources import semantic as semantic_source
-from cairn.context.sources import session as session_source
+from cairn.context.sources import (
+    always as always_source,
+    semantic as semantic_source,
+    session as session_source,
+)
 from cairn.context.write import context_record_id
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.transforms import Transforms

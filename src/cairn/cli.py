@@ -144,8 +144,7 @@ def reindex(
 ) -> None:
     """Recompute llm_text, embeddings, keywords, domain labels and edges of the selected
     records against DATABASE_URL with the local model; run again after a crash to resume."""
-    from cairn.reindex.command import parse_since
-    from cairn.reindex.command import reindex as run_reindex
+    from cairn.reindex.command import parse_since, reindex as run_reindex
     from cairn.reindex.jobs import Selection
 
     settings = _settings()

@@ -17,9 +17,11 @@ from tests.assembly.helpers import post
 
 from cairn.context import terms
 from cairn.context.agents import AlwaysSource, SemanticSource
-from cairn.context.sources import always as always_source
-from cairn.context.sources import semantic as semantic_source
-from cairn.context.sources import session as session_source
+from cairn.context.sources import (
+    always as always_source,
+    semantic as semantic_source,
+    session as session_source,
+)
 from cairn.context.sources.semantic import BM25_B, BM25_K1
 from cairn.db.engine import tenant_session
 

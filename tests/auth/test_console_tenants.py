@@ -11,8 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.async_api import Page
-from playwright.async_api import TimeoutError as PlaywrightTimeout
+from playwright.async_api import Page, TimeoutError as PlaywrightTimeout
 from tests.auth.conftest import Mint, bearer
 from tests.browser import Browsing, browser, browsing
 from tests.waiting import eventually

@@ -10,8 +10,7 @@ import uuid
 from typing import Any
 
 import httpx
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from tests.auth.conftest import Mint, bearer
 from tests.mcp.conftest import TOOLS
 

@@ -8,8 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from cairn.context.agents import parse_agent
 from cairn.context.definitions import check_definition

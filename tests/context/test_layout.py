@@ -9,8 +9,7 @@ import re
 from datetime import timedelta
 from uuid import UUID
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from tests.context.helpers import EPOCH, graph, record, rid
 
 from cairn.context import (

@@ -6,8 +6,7 @@ import random
 from collections.abc import Callable, Mapping
 from uuid import UUID
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from tests.context.helpers import graph, record, rid
 
 from cairn.context import (

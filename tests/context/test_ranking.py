@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from uuid import UUID
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from tests.context.helpers import graph, record, rid
 from tests.context.test_pathfinder import (
     CAUSAL,

@@ -7,8 +7,7 @@ import re
 from datetime import timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from tests.context.helpers import EPOCH, graph, record, render_plain, rid
 
 from cairn.breadcrumbs.text import compact_text, context_as_text

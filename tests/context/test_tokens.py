@@ -8,11 +8,14 @@ from pathlib import Path
 import pytest
 import tiktoken
 import tiktoken_ext.openai_public as openai_public  # type: ignore[import-untyped]
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from cairn.context import TokenCounter, TokenizerFilesError, encoding_for_model
-from cairn.context import tokens as tokens_module
+from cairn.context import (
+    TokenCounter,
+    TokenizerFilesError,
+    encoding_for_model,
+    tokens as tokens_module,
+)
 from cairn.context.tokens import ENCODINGS, ensure_tokenizer_files, load_encoding
 
 SAMPLES = [

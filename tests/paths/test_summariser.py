@@ -21,8 +21,12 @@ from cairn.errors import InvalidInput
 from cairn.paths import summariser
 from cairn.paths.machine import PathState, Status, Waypoint
 from cairn.paths.refinement import awaits_summary
-from cairn.paths.store import StoredPath, SummaryOutcome, path_from_context
-from cairn.paths.store import path_context as stored_context
+from cairn.paths.store import (
+    StoredPath,
+    SummaryOutcome,
+    path_context as stored_context,
+    path_from_context,
+)
 from cairn.paths.summariser import (
     LlmSummariser,
     SummariserFailed,

@@ -13,8 +13,7 @@ import nats
 import pytest
 from nats.js import JetStreamContext
 
-from cairn.runtime import EmbeddedNats, EmbeddedServerError
-from cairn.runtime import nats as nats_runtime
+from cairn.runtime import EmbeddedNats, EmbeddedServerError, nats as nats_runtime
 
 
 @pytest.fixture

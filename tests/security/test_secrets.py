@@ -16,8 +16,7 @@ from tests.processes import REPO
 from tests.security.conftest import Caller
 
 from cairn.config import Settings
-from cairn.secrets.crypto import Keyring, UndecryptableSecret, parse_kek
-from cairn.secrets.crypto import new_kek as fresh_kek
+from cairn.secrets.crypto import Keyring, UndecryptableSecret, new_kek as fresh_kek, parse_kek
 from cairn.secrets.service import rewrap_all
 
 PLAINTEXT = "sk-live-4f3c2b1a-the-plaintext-value"

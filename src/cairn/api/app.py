@@ -19,8 +19,7 @@ from cairn.api.middleware import BodySizeLimit, RequestMetrics
 from cairn.api.resources import Resources
 from cairn.assemblies import endpoints as assemblies
 from cairn.assemblies.retention import run_retention
-from cairn.auth import admin as auth_admin
-from cairn.auth import endpoints as auth
+from cairn.auth import admin as auth_admin, endpoints as auth
 from cairn.auth.service import Authenticator
 from cairn.breadcrumbs import endpoints as breadcrumbs
 from cairn.breadcrumbs.chunks import ChunkWindow

@@ -25,10 +25,14 @@ from cairn.paths import repository
 from cairn.paths.machine import RESOLUTION_THRESHOLD, Status, Step
 from cairn.paths.replay import rebuild
 from cairn.paths.signals import Signal
-from cairn.paths.steps import SKIPPED_SCHEMAS as SKIPPED_SCHEMAS
-from cairn.paths.steps import apply, is_active, time_of
-from cairn.paths.steps import session_of as session_of
-from cairn.paths.steps import tracked as tracked
+from cairn.paths.steps import (
+    SKIPPED_SCHEMAS as SKIPPED_SCHEMAS,
+    apply,
+    is_active,
+    session_of as session_of,
+    time_of,
+    tracked as tracked,
+)
 from cairn.paths.store import (
     StoredPath,
     link_files,

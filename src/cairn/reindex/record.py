@@ -32,8 +32,7 @@ from cairn.context.domains import DomainSet
 from cairn.db.models import breadcrumbs
 from cairn.edges.builder import EdgeOptions, build_edges
 from cairn.embedding import Embedder, entity_keywords
-from cairn.processing import EDGED, record_outcomes
-from cairn.processing import Outcome as Stage
+from cairn.processing import EDGED, Outcome as Stage, record_outcomes
 from cairn.processing.stages import CHUNKED, DONE_OUTCOME, NOT_NEEDED_OUTCOME
 from cairn.processing.write_outcomes import derived_outcomes, not_embedded_outcomes
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonpath import JSONPathEnvironment, JSONPathError, JSONPathMatch
-from jsonpath import function_extensions as fx
+from jsonpath import JSONPathEnvironment, JSONPathError, JSONPathMatch, function_extensions as fx
 from jsonpath.path import CompoundJSONPath, JSONPath
 
 from cairn.transforms import budget

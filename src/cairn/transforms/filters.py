@@ -15,8 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from jinja2 import filters as jf
-from jinja2 import pass_environment, pass_eval_context
+from jinja2 import filters as jf, pass_environment, pass_eval_context
 from jinja2.nodes import EvalContext
 from jinja2.sandbox import safe_range
 from jinja2.utils import Cycler, Joiner, Namespace
