@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from cairn.paths.machine import Waypoint
+from tests.paths.corpus_checks import (
+    check_expectations,
+    check_scenarios,
+    check_sessions,
+    check_steps,
+    recurring_groups,
+)
 
 # The benchmark's modules import each other as top-level modules.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "quality"))
@@ -44,9 +48,6 @@ SCENARIOS = {
     "recurring",
     "two-paths",
 }
-SCHEMAS = {"tool.call.v1", "tool.response.v1", "agent.note.v1"}
-ENDS = {"resolved", "abandoned", "active"}
-WAYPOINTS = {w.value for w in Waypoint}
 
 
 @pytest.fixture(scope="module")
@@ -59,52 +60,23 @@ def test_the_stored_corpus_is_what_its_builder_writes(corpus: list[dict[str, Any
 
 
 def test_at_least_thirty_sessions_with_unique_ids(corpus: list[dict[str, Any]]) -> None:
-    ids = Counter(s["id"] for s in corpus)
-    assert len(corpus) >= 30
-    assert [i for i, n in ids.items() if n > 1] == []
+    check_sessions(corpus)
 
 
 def test_every_kind_of_scenario_is_present(corpus: list[dict[str, Any]]) -> None:
-    present = {kind for s in corpus for kind in s["kinds"]}
-    assert SCENARIOS - present == set()
-    assert sum(not s["paths"] for s in corpus) >= 3  # sessions with no problem at all
-    assert {p["end"] for s in corpus for p in s["paths"]} == ENDS
+    check_scenarios(corpus, SCENARIOS)
 
 
 def test_every_step_is_a_record_with_an_expectation(corpus: list[dict[str, Any]]) -> None:
-    for s in corpus:
-        assert s["steps"], s["id"]
-        for step in s["steps"]:
-            record = step["record"]
-            assert record["schema_name"] in SCHEMAS, s["id"]
-            assert record["title"] and isinstance(record["tags"], list), s["id"]
-            assert isinstance(record["context"], dict), s["id"]
-            assert set(step["expect"]) <= WAYPOINTS, (s["id"], step["expect"])
-            assert isinstance(step["gap"], int) and step["gap"] >= 0, s["id"]
+    check_steps(corpus)
 
 
 def test_session_expectations_agree_with_the_steps(corpus: list[dict[str, Any]]) -> None:
-    """A path per expected starting error, in order, with the error's group; a resolved path
-    ends on a step expected to resolve it."""
-    for s in corpus:
-        starts = [step for step in s["steps"] if step["expect"][:1] == ["error"]]
-        assert [step.get("group") for step in starts] == [p["group"] for p in s["paths"]], s["id"]
-        for p in s["paths"]:
-            assert p["end"] in ENDS, s["id"]
-        resolutions = sum("resolution" in step["expect"] for step in s["steps"])
-        assert resolutions == sum(p["end"] == "resolved" for p in s["paths"]), s["id"]
-        for step in s["steps"]:
-            reports_error = step["expect"][:1] in (["error"], ["failure"], ["pivot"])
-            assert reports_error == ("group" in step), (s["id"], step["record"]["title"])
+    check_expectations(corpus)
 
 
 def test_recurring_errors_recur_across_sessions(corpus: list[dict[str, Any]]) -> None:
-    sessions_per_group: dict[str, set[str]] = {}
-    for s in corpus:
-        for step in s["steps"]:
-            if "group" in step:
-                sessions_per_group.setdefault(step["group"], set()).add(s["id"])
-    assert sum(len(ids) > 1 for ids in sessions_per_group.values()) >= 4
+    assert recurring_groups(corpus) >= 4
 
 
 def test_the_replay_follows_a_scripted_session() -> None:

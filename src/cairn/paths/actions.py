@@ -18,13 +18,18 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from cairn.breadcrumbs.generated import GeneratedWriter
-from cairn.edges import repository as edges
-from cairn.edges.builder import CAUSAL
 from cairn.errors import Conflict, NotFound
 from cairn.paths import queries, repository
 from cairn.paths.closing import abandon_path
 from cairn.paths.machine import PathState, Status, Waypoint
-from cairn.paths.store import NewWaypoint, StoredPath, note_of, write_path, write_waypoints
+from cairn.paths.store import (
+    NewWaypoint,
+    StoredPath,
+    link_waypoints,
+    note_of,
+    write_path,
+    write_waypoints,
+)
 from cairn.paths.summary import Resolution, kiss_line, summarise
 
 
@@ -45,7 +50,7 @@ async def start(
     first = NewWaypoint(Waypoint.ERROR, 1, summary, None, signature=signature)
     await write_path(writer, path)  # before its waypoint: path_started comes first
     written = await write_waypoints(writer, path.id, [first], session=session_tag)
-    await _link(writer, path.id, written)
+    await link_waypoints(writer, path.id, [(None, w) for w in written])
     return path
 
 
@@ -71,7 +76,7 @@ async def resolve(
     state = replace(stored.state, status=Status.RESOLVED, sequence=sequence, last_at=now)
     resolved = replace(stored, state=state, resolved_at=now, resolution=resolution, explicit=True)
     await write_path(writer, resolved)
-    await _link(writer, stored.id, written)
+    await link_waypoints(writer, stored.id, [(None, w) for w in written])
     return resolved
 
 
@@ -99,15 +104,6 @@ async def _active(writer: GeneratedWriter, path_id: uuid.UUID, verb: str) -> Sto
             extra={"path_status": stored.state.status.value},
         )
     return stored
-
-
-async def _link(writer: GeneratedWriter, path: uuid.UUID, waypoints: list[uuid.UUID]) -> None:
-    """Causal edges waypoint → path, as the worker links the waypoints it derives (these
-    have no source record to link from)."""
-    owner = writer.principal.owner_id
-    present = await edges.lock_endpoints(writer.session, owner, [path, *waypoints])
-    kept = [(w, path, CAUSAL, 1.0) for w in waypoints if {w, path} <= present]
-    await edges.upsert_edges(writer.session, owner, sorted(kept))
 
 
 def _now() -> datetime:

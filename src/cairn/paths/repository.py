@@ -6,7 +6,7 @@ to every plan of the prepared statement."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -43,31 +43,26 @@ async def active_path(
     return None if row is None else (row.id, dict(row.context))
 
 
-async def has_waypoint_from(
-    session: AsyncSession, owner_id: uuid.UUID, source_record_id: uuid.UUID
-) -> bool:
-    """Whether a waypoint was already derived from this record (a redelivered event)."""
-    query = text(
-        f"SELECT EXISTS (SELECT 1 FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
-        f" AND schema_name = '{WAYPOINT_SCHEMA}' AND context->>'source_record_id' = :source)"
-    )
-    params = {"owner": owner_id, "source": str(source_record_id)}
-    return bool((await session.execute(query, params)).scalar_one())
-
-
 async def record_created(
-    session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    record_id: uuid.UUID,
+    waypoint_ids: Sequence[uuid.UUID],
 ) -> tuple[datetime, bool] | None:
     """When the record was created and whether a waypoint was already derived from it (a
     redelivered event), in one round trip; None if it is gone. Its ``created_at``, not the
-    event's time: a batch stamps its records a microsecond apart, in the request's order."""
+    event's time: a batch stamps its records a microsecond apart, in the request's order.
+
+    ``waypoint_ids``: the ids a waypoint from this record would have (derived, one per
+    type): probed by primary key, since under row-level security no index on the waypoints'
+    ``source_record_id`` can answer (``->>`` is not leakproof)."""
     query = text(
         "SELECT created_at, EXISTS (SELECT 1 FROM breadcrumbs w WHERE w.owner_id = :owner"
-        f" AND (w.ttl IS NULL OR w.ttl > now()) AND w.schema_name = '{WAYPOINT_SCHEMA}'"
-        " AND w.context->>'source_record_id' = :source) AS tracked"
+        " AND w.id = ANY(:waypoints) AND (w.ttl IS NULL OR w.ttl > now())"
+        f" AND w.schema_name = '{WAYPOINT_SCHEMA}') AS tracked"
         f" FROM breadcrumbs WHERE owner_id = :owner AND id = :id AND {_LIVE}"
     )
-    params = {"owner": owner_id, "id": record_id, "source": str(record_id)}
+    params = {"owner": owner_id, "id": record_id, "waypoints": list(waypoint_ids)}
     row = (await session.execute(query, params)).one_or_none()
     return None if row is None else (row.created_at, bool(row.tracked))
 

@@ -237,14 +237,16 @@ async def write_waypoints(
 
 
 async def link_waypoints(
-    writer: GeneratedWriter, path: uuid.UUID, waypoints: Sequence[tuple[uuid.UUID, uuid.UUID]]
+    writer: GeneratedWriter,
+    path: uuid.UUID,
+    waypoints: Sequence[tuple[uuid.UUID | None, uuid.UUID]],
 ) -> None:
     """Causal edges source record → waypoint → path, for (source, waypoint) pairs, between
-    records that still exist."""
+    records that still exist (an explicit waypoint has no source: waypoint → path only)."""
     owner = writer.principal.owner_id
-    ends = [path, *(end for pair in waypoints for end in pair)]
+    ends = [path, *(end for pair in waypoints for end in pair if end is not None)]
     present = await edges.lock_endpoints(writer.session, owner, ends)
-    wanted = [(source, w, CAUSAL, 1.0) for source, w in waypoints]
+    wanted = [(source, w, CAUSAL, 1.0) for source, w in waypoints if source is not None]
     wanted += [(w, path, CAUSAL, 1.0) for _, w in waypoints]
     kept = sorted({e for e in wanted if e[0] in present and e[1] in present})
     await edges.upsert_edges(writer.session, owner, kept)

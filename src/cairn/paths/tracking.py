@@ -22,7 +22,7 @@ from typing import Any
 
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.paths import repository
-from cairn.paths.machine import RESOLUTION_THRESHOLD, Status, Step
+from cairn.paths.machine import RESOLUTION_THRESHOLD, Status, Step, Waypoint
 from cairn.paths.replay import rebuild
 from cairn.paths.signals import Signal
 from cairn.paths.steps import (
@@ -39,6 +39,7 @@ from cairn.paths.store import (
     link_waypoints,
     note_of,
     path_from_context,
+    waypoint_id,
     write_path,
     write_waypoints,
 )
@@ -70,7 +71,8 @@ async def track(
     assert tag is not None  # see tracked()
     record_id = uuid.UUID(str(record["breadcrumb_id"]))
     await repository.lock_session(session, owner, tag)
-    created = await repository.record_created(session, owner, record_id)
+    candidates = [waypoint_id(owner, record_id, kind) for kind in Waypoint]
+    created = await repository.record_created(session, owner, record_id, candidates)
     if created is None or created[1]:  # deleted since, or already tracked (redelivered)
         return None
     record = {**record, "created_at": created[0]}
