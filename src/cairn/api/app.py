@@ -227,8 +227,12 @@ async def _close(resources: Resources, *, owns_embedder: bool) -> None:
     for task in resources.background:
         task.cancel()
     for task in resources.background:
-        with suppress(asyncio.CancelledError):
+        try:
             await task
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # cancelled mid-query, a driver may raise its own error instead
+            log.warning("%s failed while stopping", task.get_name(), exc_info=True)
     if resources.feed is not None:
         await resources.feed.close()
     if resources.nats is not None:
