@@ -115,3 +115,16 @@ async def test_bad_arguments_come_back_as_tool_errors(connect: Connect) -> None:
         still_works = await client.call_tool("recent", {"session": "s"})
     assert error == {"error": "invalid_input", "detail": "title: NUL characters are not allowed"}
     assert not still_works.is_error
+
+
+async def test_a_record_the_api_would_refuse_is_an_invalid_input_tool_error(
+    connect: Connect,
+) -> None:
+    # The arguments pass the tool's own schema; the record built from them does not.
+    async with connect() as client:
+        result = await client.call_tool(
+            "remember", {"title": "t", "context": {}, "schema_name": ""}
+        )
+    error = tool_error(result)
+    assert error["error"] == "invalid_input"
+    assert "schema_name: String should match pattern" in error["detail"]

@@ -8,6 +8,8 @@ line, anything else 500 with one traceback.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -43,11 +45,16 @@ async def _cairn_error(_: Request, exc: Exception) -> JSONResponse:
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    return error_response(422, "invalid_input", problems_text(exc.errors()))
+
+
+def problems_text(errors: Sequence[Any]) -> str:
+    """Pydantic's validation errors as one ``where: what; ...`` line."""
     problems = []
-    for error in exc.errors():
+    for error in errors:
         where = ".".join(str(part) for part in error.get("loc", ()))
         problems.append(f"{where}: {error.get('msg', 'invalid')}")
-    return error_response(422, "invalid_input", "; ".join(problems)[:2000])
+    return "; ".join(problems)[:2000]
 
 
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:

@@ -12,9 +12,9 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
-from cairn.api.errors import DATABASE_UNAVAILABLE
+from cairn.api.errors import DATABASE_UNAVAILABLE, problems_text
 from cairn.api.input import text_problem
 from cairn.db.errors import is_retryable_conflict, is_unavailable
 from cairn.errors import CairnError, InvalidInput
@@ -160,6 +160,9 @@ async def answer(call: Callable[[], Awaitable[T]]) -> T:
         return await call()
     except CairnError as error:
         raise ToolError(error_text(error.code, error.detail)) from error
+    except ValidationError as error:
+        # A record the backend builds from the arguments (an empty schema_name, say).
+        raise ToolError(error_text("invalid_input", problems_text(error.errors()))) from error
     except Exception as error:
         if is_unavailable(error):
             log.warning("MCP tool: the database is unreachable (%s)", type(error).__name__)
