@@ -227,3 +227,18 @@ def test_a_crash_is_signed_with_the_program_that_crashed() -> None:
 )
 def test_the_program_a_command_runs(command: str, name: str | None) -> None:
     assert program(command or None) == name
+
+
+@pytest.mark.parametrize(
+    ("text", "files"),
+    [
+        ("vim /etc/nginx/nginx.conf", ("/etc/nginx/nginx.conf",)),
+        ("./deploy.sh then ~/app/config.yaml", ("./deploy.sh", "~/app/config.yaml")),
+        ('File "/srv/app/db.py", line 3', ("/srv/app/db.py",)),
+        ("../lib/x.rs:10:5: error", ("../lib/x.rs",)),
+        ("see https://example.com/spec.json", ()),
+        ("kept notes.json.bak", ()),
+    ],
+)
+def test_file_paths_are_kept_as_written(text: str, files: tuple[str, ...]) -> None:
+    assert classify(record(command="edit", output=text)).files == files

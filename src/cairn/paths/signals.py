@@ -78,7 +78,13 @@ _GUESS = re.compile(
     re.I,
 )
 _REVERT = re.compile(r"\bgit (?:revert|restore|checkout --|reset --hard)\b|\bundo\b", re.I)
-_FILE = re.compile(r"(?:[\w.@-]+/)*[\w@-]+\.(?:py|ts|tsx|js|jsx|rs|go|java|rb|toml|json|ya?ml)\b")
+# A file path as written (absolute, ./, ../ or ~/ kept: the tag file:<path> must match the
+# one an agent wrote), of a source, build or configuration file; not part of a URL or word.
+_FILE = re.compile(
+    r"(?<![\w.@/~:-])(?:~/|\.{1,2}/|/)?(?:[\w.@-]+/)*[\w@-][\w.@-]*"
+    r"\.(?:py|pyi|ts|tsx|js|jsx|mjs|rs|go|java|kt|rb|php|cs|c|cc|cpp|h|hpp|swift|sql|sh"
+    r"|toml|json|ya?ml|ini|cfg|conf|tf|proto|html|css|vue|svelte)\b(?![/\w]|\.\w)"
+)
 
 
 class Kind(StrEnum):
