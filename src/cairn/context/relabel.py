@@ -7,7 +7,9 @@ differs from the current one, in id order, in batches that each commit in one tr
 after a crash the batch in flight is rolled back, and the next run starts again from the
 same ``WHERE``. It reuses the stored ``llm_text``, tags and embedding; nothing is embedded
 again but the definition's own examples, once (their centroids are stored if missing; those
-of former definitions are deleted).
+of former definitions are deleted). A record its content leaves unlabelled asks its nearest
+records already labelled under the new version (context.domain_store): early in a pass
+there are few, so such a record may stay unlabelled where a write would have labelled it.
 
 Which tenants to look at comes from ``definition_generations`` (revision 0011), bumped by
 every definition write: a tenant is checked again only when its count moved. A tenant done is
@@ -31,7 +33,7 @@ from sqlalchemy import bindparam, func, or_, select, text, true, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn import processing
-from cairn.context.domain_store import UNLABELLED_SCHEMAS, label, store_domains
+from cairn.context.domain_store import UNLABELLED_SCHEMAS, label_stored, store_domains
 from cairn.context.domains import DOMAINS_SCHEMA, DomainSet
 from cairn.db.models import breadcrumbs
 from cairn.embedding import Embedder
@@ -133,7 +135,7 @@ class Relabeller:
             query = _outdated(owner, target.version, target.after, self.batch)
             rows = (await session.execute(query)).all()
             if rows:
-                await session.execute(_RELABEL, _labelled(rows, domains))
+                await session.execute(_RELABEL, await _labelled(session, owner, rows, domains))
                 mark = processing.mark_done if domains is not None else processing.mark_not_needed
                 await mark(session, owner, [row.id for row in rows], processing.LABELLED)
                 target.after = rows[-1].id
@@ -168,14 +170,17 @@ def _outdated(owner: uuid.UUID, version: str | None, after: uuid.UUID | None, ba
     )
 
 
-def _labelled(rows: Sequence[Any], domains: DomainSet | None) -> list[dict[str, Any]]:
+async def _labelled(
+    session: AsyncSession, owner: uuid.UUID, rows: Sequence[Any], domains: DomainSet | None
+) -> list[dict[str, Any]]:
     """Parameters of an executemany ``UPDATE ... WHERE id = :id`` for the locked rows."""
-    version = None if domains is None else domains.version
+    if domains is None:
+        return [{"record": row.id, "labels": [], "labels_version": None} for row in rows]
     return [
         {
             "record": row.id,
-            "labels": [] if domains is None else list(label(domains, row._mapping)),
-            "labels_version": version,
+            "labels": list(await label_stored(session, owner, domains, row._mapping)),
+            "labels_version": domains.version,
         }
         for row in rows
     ]
