@@ -14,14 +14,13 @@ from hypothesis import given, strategies as st
 
 from cairn.context.domains import (
     LABEL_FLOOR,
-    NEIGHBOUR_LABEL_FLOOR,
     DomainSet,
-    Neighbour,
     centroid,
     check_domains,
     examples,
     parse_domains,
 )
+from cairn.context.neighbours import NEIGHBOUR_LABEL_FLOOR, Neighbour
 from cairn.embedding import OnnxEncoder
 from cairn.errors import InvalidInput
 

@@ -6,7 +6,7 @@ with the example centroids embedded once, is cached per (tenant, checksum). Keye
 content, a cached set is never stale; a new definition simply has another key.
 
 A record the definition's words and examples leave unlabelled is labelled by its nearest
-labelled records when they agree (context.domains, "Neighbours"): one nearest-neighbour
+labelled records when they agree (context.neighbours): one nearest-neighbour
 query, on the embedding index, for such a record only.
 
 The example centroids need the embedder Cairn runs. The API stores them in
@@ -31,14 +31,13 @@ from cairn.context.agents import AGENT_SCHEMA, CONTEXT_SCHEMA
 from cairn.context.blacklist import BLACKLIST_SCHEMA
 from cairn.context.domains import (
     DOMAINS_SCHEMA,
-    NEIGHBOURS,
     Domain,
     DomainSet,
-    Neighbour,
     centroid,
     examples,
     parse_domains,
 )
+from cairn.context.neighbours import NEIGHBOURS, Neighbour
 from cairn.db.models import domain_centroids
 from cairn.embedding import Embedder
 from cairn.transforms.cache import LRU

@@ -20,19 +20,8 @@ first name in alphabetical order); its confidence is the margin over the runner-
 ones by content (words and examples, tags aside) when their score is at least
 :data:`LABEL_FLOOR`.
 
-**Neighbours** place what the definition's words and examples cannot: a question about
-coffee names no trigger and sits far from every example centroid, yet the tenant's records
-nearest to it are labelled. Each of the :data:`NEIGHBOURS` nearest labelled records votes for
-its labels with weight ``cosine - NEIGHBOUR_BASE`` (nothing at or below the base); a
-domain's vote is its share of the weight, scaled down while the total weight is below
-:data:`NEIGHBOUR_MASS` (a few distant neighbours say little): ``neighbours = share *
-min(1, total / NEIGHBOUR_MASS)``, combined with the direct score like the other kinds,
-``1 - (1 - score) * (1 - neighbours)``. A trigger the direct scores do not place above
-``min_confidence`` is classified so; a record the direct scores leave unlabelled takes the
-best combined domain only at :data:`NEIGHBOUR_LABEL_FLOOR` or above, because a stored label
-isolates the record from every assembly of the domains isolated from it (measured on the
-isolation corpus, leave-one-out over its records: every record so labelled had its true
-domain; at 0.8 the catch-all "general" records took their neighbours' domains).
+A trigger or record these leave unplaced is classified with the votes of its nearest labelled
+records as well (context.neighbours).
 """
 
 from __future__ import annotations
@@ -45,6 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from cairn.context.neighbours import (
+    NEIGHBOUR_LABEL_FLOOR,
+    Neighbour,
+    combined,
+    neighbour_evidence,
+    neighbour_votes,
+)
 from cairn.errors import InvalidInput
 
 DOMAINS_SCHEMA = "context.domains.v1"
@@ -56,10 +52,6 @@ EXAMPLE_BASE = 0.2  # cosine to a centroid that means "unrelated"
 EXAMPLE_SPAN = 0.5  # cosine above the base that counts as a full match
 MAX_TEXT_CHARS = 32_000  # trigger words are looked for in this much of the text
 MAX_EVIDENCE = 12
-NEIGHBOURS = 10  # nearest labelled records that vote
-NEIGHBOUR_BASE = 0.25  # cosine at or below which a neighbour has no say
-NEIGHBOUR_MASS = 0.5  # total vote weight from which the neighbours count in full
-NEIGHBOUR_LABEL_FLOOR = 0.9  # a record's label by its neighbours needs near agreement
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -92,15 +84,6 @@ class Domain:
     isolated_from: frozenset[str]
     half_life_days: float | None = None
     centroid: np.ndarray | None = None  # unit length; None without examples
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbour:
-    """A labelled record near the text being classified, and how near (cosine)."""
-
-    record_id: str
-    similarity: float
-    labels: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,12 +126,12 @@ class DomainSet:
         self, verdict: Classification, neighbours: Sequence[Neighbour]
     ) -> Classification:
         """``verdict`` with the neighbours' votes combined into its scores."""
-        votes = self._votes(neighbours)
+        votes = neighbour_votes(neighbours, self._by_name)
         if not votes:
             return verdict
-        scores = _combined(verdict.scores, votes)
+        scores = combined(verdict.scores, votes)
         evidence = {
-            name: [*_neighbour_evidence(name, votes, neighbours), *found][:MAX_EVIDENCE]
+            name: [*neighbour_evidence(name, votes, neighbours), *found][:MAX_EVIDENCE]
             for name, found in verdict.evidence.items()
         }
         return _ranked(scores, evidence)
@@ -167,24 +150,9 @@ class DomainSet:
         scores, _ = self._scores(text, frozenset(), _unit(embedding))  # by content alone
         found = explicit | _best(scores, LABEL_FLOOR)
         if not found and neighbours:
-            found = _best(_combined(scores, self._votes(neighbours)), NEIGHBOUR_LABEL_FLOOR)
+            votes = neighbour_votes(neighbours, self._by_name)
+            found = _best(combined(scores, votes), NEIGHBOUR_LABEL_FLOOR)
         return tuple(sorted(found))
-
-    def _votes(self, neighbours: Sequence[Neighbour]) -> dict[str, float]:
-        """Each defined domain's share of the neighbours' weight, scaled by its total."""
-        weights: dict[str, float] = {}
-        for neighbour in neighbours:
-            labels = [label for label in neighbour.labels if label in self._by_name]
-            weight = neighbour.similarity - NEIGHBOUR_BASE
-            if weight <= 0.0 or not labels:
-                continue
-            for label in labels:
-                weights[label] = weights.get(label, 0.0) + weight / len(labels)
-        total = sum(weights.values())
-        if total <= 0.0:
-            return {}
-        strength = min(1.0, total / NEIGHBOUR_MASS)
-        return {name: weight / total * strength for name, weight in weights.items()}
 
     def isolated(self, a: str, b: str) -> bool:
         """Symmetric: either domain lists the other (or ``*``) in ``isolated_from``."""
@@ -238,28 +206,9 @@ def _ranked(scores: dict[str, float], evidence: dict[str, list[str]]) -> Classif
     return Classification(ranked[0][0], round(ranked[0][1] - runner_up, 4), scores, evidence)
 
 
-def _combined(scores: Mapping[str, float], votes: Mapping[str, float]) -> dict[str, float]:
-    return {
-        name: round(1.0 - (1.0 - score) * (1.0 - votes.get(name, 0.0)), 4)
-        for name, score in scores.items()
-    }
-
-
 def _best(scores: Mapping[str, float], floor: float) -> set[str]:
     top = max(scores.values(), default=0.0)
     return {name for name, score in scores.items() if score == top and score >= floor}
-
-
-def _neighbour_evidence(
-    name: str, votes: Mapping[str, float], neighbours: Sequence[Neighbour]
-) -> list[str]:
-    if name not in votes:
-        return []
-    voters = [n for n in neighbours if name in n.labels and n.similarity > NEIGHBOUR_BASE]
-    return [
-        f"neighbours {votes[name]:.3f} ({len(voters)} of {len(neighbours)})",
-        *(f"neighbour {n.record_id} cosine {n.similarity:.3f}" for n in voters[:3]),
-    ]
 
 
 def _tagged(domain: Domain, tags: frozenset[str]) -> bool:

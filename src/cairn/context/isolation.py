@@ -7,8 +7,8 @@ margin over the runner-up) and the agent does not opt out (``domains.isolate: fa
 every candidate whose labels are all isolated from the trigger's domain is left out, by
 every source and by the graph walk, and reported as ``isolated_domain``. A trigger its words,
 tags and the example centroids do not place confidently is classified again with the votes of
-its nearest labelled records (context.domains, "Neighbours"; one query on the embedding
-index, only then); the votes appear in the evidence.
+its nearest labelled records (context.neighbours; one query on the embedding index, only
+then); the votes appear in the evidence.
 
 Without a definition nothing here runs: no query, no label read (the default path is
 unchanged).
