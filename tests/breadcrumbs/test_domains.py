@@ -188,6 +188,25 @@ async def test_records_are_relabelled_when_the_definition_changes_and_cleared_wh
     assert await _stored(db, pg) == ([], None)
 
 
+async def test_a_relabel_labels_by_neighbours_what_its_first_pass_left_unlabelled(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    """Written before any definition, the record's neighbours are relabelled with it, in
+    one batch: only a later look finds them labelled."""
+    near = await _note(client, "On Tuesday the weather was mild and a light sea breeze blew.")
+    weather = "The weather was mild on Tuesday, with a light breeze from the sea."
+    tagged = [await _note(client, weather, [tag]) for tag in ("area:infra", "domain:technical")]
+    far = await _note(client, "Bake the sourdough at 230 degrees for forty minutes.")
+    await _define(client, DEFINITION)
+
+    async def placed() -> bool:
+        return await _domains(client, near) == ["technical"]
+
+    await eventually(placed, timeout=30)
+    assert all([await _domains(client, record) == ["technical"] for record in tagged])
+    assert await _domains(client, far) == []
+
+
 async def test_load_domains_and_records_carry_the_labels(
     app: FastAPI, client: httpx.AsyncClient, tenant: uuid.UUID
 ) -> None:
