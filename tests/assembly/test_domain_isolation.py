@@ -152,3 +152,33 @@ async def test_a_query_is_classified_by_its_own_words(
     explain = (await ask(client, "When is the birthday party?", agent()))["explain"]
     assert explain["signals"]["domain"]["name"] == "personal"
     assert explain["signals"]["domain"]["scores"]["technical"] == 0.0
+
+
+async def test_a_trigger_no_word_places_is_classified_by_its_nearest_labelled_records(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    definition = {
+        "domains": [
+            {"name": "technical", "triggers": ["postgresql"]},
+            {"name": "personal", "triggers": ["dentist"], "isolated_from": ["*"]},
+        ]
+    }
+    await post(client, schema_name="context.domains.v1", title="domains", context=definition)
+    mine = [
+        await post(client, title="Coffee", tags=["domain:personal"], context={"text": text})
+        for text in (
+            "How I like my coffee: a light roast pour-over, black, no sugar.",
+            "I drink my coffee with oat milk on weekends.",
+        )
+    ]
+    machine = await post(
+        client, title="Coffee machine", tags=["domain:technical"],
+        context={"text": "The coffee machine's firmware update endpoint times out."},
+    )  # fmt: skip
+    explain = (await ask(client, "How do I like my coffee?", agent()))["explain"]
+    domain = explain["signals"]["domain"]
+    assert (domain["name"], domain["isolating"]) == ("personal", True), domain
+    assert domain["evidence"]["personal"][0].startswith("neighbours ")
+    assert {str(record) for record in mine} <= {i["record_id"] for i in explain["selected"]}
+    dropped = {item["record_id"]: item["reason"] for item in explain["dropped"]}
+    assert dropped[str(machine)] == "isolated_domain"

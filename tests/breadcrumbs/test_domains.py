@@ -124,7 +124,7 @@ async def test_records_are_labelled_when_written(
     definition_id = await _define(client, DEFINITION)
     pg, lora = await _note(client, PG), await _note(client, LORA)
     tagged = await _note(client, "The weather was mild on Tuesday.", ["area:infra"])
-    plain = await _note(client, "The weather was mild on Tuesday.")
+    plain = await _note(client, "Bake the sourdough at 230 degrees for forty minutes.")
     assert await _domains(client, pg) == ["technical"]
     assert await _domains(client, lora) == ["anime"]
     assert await _domains(client, tagged) == ["technical"]
@@ -135,6 +135,20 @@ async def test_records_are_labelled_when_written(
     # A tag added later labels the record at once.
     await client.post(f"/breadcrumbs/{plain}/tags/add", json={"tags": ["domain:anime"]})
     assert await _domains(client, plain) == ["anime"]
+
+
+async def test_a_record_its_content_does_not_place_takes_the_domain_its_neighbours_agree_on(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    await _define(client, DEFINITION)
+    weather = "The weather was mild on Tuesday, with a light breeze from the sea."
+    for tag in ("area:infra", "domain:technical"):
+        await _note(client, weather, [tag])
+    await _note(client, "Train the LoRA for twelve epochs.", ["domain:anime"])
+    near = await _note(client, "On Tuesday the weather was mild and a light sea breeze blew.")
+    assert await _domains(client, near) == ["technical"]
+    far = await _note(client, "Bake the sourdough at 230 degrees for forty minutes.")
+    assert await _domains(client, far) == []
 
 
 async def test_a_tenant_without_a_definition_stores_no_labels(
@@ -172,6 +186,25 @@ async def test_records_are_relabelled_when_the_definition_changes_and_cleared_wh
     assert (await client.delete(f"/breadcrumbs/{definition_id}")).status_code == 200
     await eventually(lambda: labelled_as({}), timeout=30)
     assert await _stored(db, pg) == ([], None)
+
+
+async def test_a_relabel_labels_by_neighbours_what_its_first_pass_left_unlabelled(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    """Written before any definition, the record's neighbours are relabelled with it, in
+    one batch: only a later look finds them labelled."""
+    near = await _note(client, "On Tuesday the weather was mild and a light sea breeze blew.")
+    weather = "The weather was mild on Tuesday, with a light breeze from the sea."
+    tagged = [await _note(client, weather, [tag]) for tag in ("area:infra", "domain:technical")]
+    far = await _note(client, "Bake the sourdough at 230 degrees for forty minutes.")
+    await _define(client, DEFINITION)
+
+    async def placed() -> bool:
+        return await _domains(client, near) == ["technical"]
+
+    await eventually(placed, timeout=30)
+    assert all([await _domains(client, record) == ["technical"] for record in tagged])
+    assert await _domains(client, far) == []
 
 
 async def test_load_domains_and_records_carry_the_labels(

@@ -20,6 +20,7 @@ from cairn.context.domains import (
     examples,
     parse_domains,
 )
+from cairn.context.neighbours import NEIGHBOUR_LABEL_FLOOR, Neighbour
 from cairn.embedding import OnnxEncoder
 from cairn.errors import InvalidInput
 
@@ -207,3 +208,75 @@ def test_triggers_in_other_scripts_match_and_one_without_words_never_does() -> N
     assert domains.classify("新しい アニメ の話").domain == "anime"
     assert domains.classify("STRASSE").evidence["anime"] == ["trigger 'Straße'"]
     assert domains.classify("?! ?!").domain is None
+
+
+COFFEE = "How do I like my coffee?"  # no trigger word of any domain
+
+
+def test_neighbours_place_a_trigger_the_words_cannot_and_say_so() -> None:
+    domains = words_only()
+    alone = domains.classify(COFFEE)
+    assert alone.domain is None and not domains.placed(alone)
+    near = [
+        Neighbour("a", 0.62, ("personal",)),
+        Neighbour("b", 0.41, ("personal",)),
+        Neighbour("c", 0.30, ("technical",)),
+        Neighbour("d", 0.20, ("anime",)),  # at or below the base: no say
+    ]
+    found = domains.with_neighbours(alone, near)
+    assert (found.domain, domains.placed(found)) == ("personal", True)
+    assert found.scores["personal"] == pytest.approx(0.53 / 0.58, abs=1e-4)
+    assert found.scores["anime"] == 0.0
+    assert found.evidence["personal"][:3] == [
+        "neighbours 0.914 (2 of 4)",
+        "neighbour a cosine 0.620",
+        "neighbour b cosine 0.410",
+    ]
+    assert found.evidence["anime"] == []
+
+
+def test_a_few_distant_neighbours_count_for_less_than_many_near_ones() -> None:
+    domains = words_only()
+    one_far = domains.with_neighbours(domains.classify(COFFEE), [Neighbour("a", 0.35, ("anime",))])
+    assert one_far.scores["anime"] == pytest.approx(0.2)  # weight 0.1 of the 0.5 that is full
+    many_near = [Neighbour(str(i), 0.6, ("anime",)) for i in range(3)]
+    assert domains.with_neighbours(domains.classify(COFFEE), many_near).scores["anime"] == 1.0
+
+
+def test_neighbours_break_no_tie_they_do_not_take_a_side_in() -> None:
+    domains = words_only()
+    tie = domains.classify("Store the LoRA files in PostgreSQL?")
+    assert tie.confidence == 0.0
+    both = [Neighbour("a", 0.7, ("anime", "technical")), Neighbour("b", 0.5, ("unknown",))]
+    assert not domains.placed(domains.with_neighbours(tie, both))
+
+
+def test_neighbours_label_a_record_only_when_nothing_else_does_and_they_nearly_agree() -> None:
+    domains = words_only()
+    agreeing = [Neighbour("a", 0.8, ("personal",)), Neighbour("b", 0.6, ("personal",))]
+    split = [*agreeing, Neighbour("c", 0.7, ("anime",))]
+    assert domains.labels("The weather was mild.", neighbours=agreeing) == ("personal",)
+    assert domains.labels("The weather was mild.", neighbours=split) == ()
+    assert domains.labels(PG_QUESTION, neighbours=agreeing) == ("technical",)
+    assert domains.labels("The weather was mild.", ["area:infra"], None, agreeing) == ("technical",)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(-1.0, 1.0),
+            st.lists(st.sampled_from(["technical", "anime", "personal", "other"]), max_size=3),
+        ),
+        max_size=12,
+    )
+)
+def test_scores_with_neighbours_stay_bounded_and_labels_need_the_floor(
+    raw: list[tuple[float, list[str]]],
+) -> None:
+    domains = words_only()
+    near = [Neighbour(str(i), cosine, tuple(labels)) for i, (cosine, labels) in enumerate(raw)]
+    found = domains.with_neighbours(domains.classify(COFFEE), near)
+    assert all(0.0 <= score <= 1.0 for score in found.scores.values())
+    assert 0.0 <= found.confidence <= 1.0
+    for name in domains.labels("The weather was mild.", neighbours=near):
+        assert found.scores[name] >= NEIGHBOUR_LABEL_FLOOR

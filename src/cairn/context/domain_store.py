@@ -5,6 +5,10 @@ The definition's ``checksum`` is its version: a write reads it with one indexed 
 with the example centroids embedded once, is cached per (tenant, checksum). Keyed by
 content, a cached set is never stale; a new definition simply has another key.
 
+A record the definition's words and examples leave unlabelled is labelled by its nearest
+labelled records when they agree (context.neighbours): one nearest-neighbour
+query, on the embedding index, for such a record only.
+
 The example centroids need the embedder Cairn runs. The API stores them in
 ``domain_centroids`` when the definition is written (and the background relabel fills any
 gap), so the worker, which runs no encoder, reads them there.
@@ -33,6 +37,7 @@ from cairn.context.domains import (
     examples,
     parse_domains,
 )
+from cairn.context.neighbours import NEIGHBOURS, Neighbour
 from cairn.db.models import domain_centroids
 from cairn.embedding import Embedder
 from cairn.transforms.cache import LRU
@@ -50,6 +55,14 @@ _NEWEST = (
 )
 _CURRENT_VERSION = text(f"SELECT checksum {_NEWEST}")
 _CURRENT = text(f"SELECT checksum, context {_NEWEST}")
+# The nearest records labelled under ``version``: the embedding index orders them.
+_NEAREST_LABELLED = text(
+    "SELECT id, domains, 1 - (embedding <=> CAST(:probe AS vector)) AS similarity"
+    " FROM breadcrumbs WHERE owner_id = :owner AND cardinality(domains) > 0"
+    " AND domains_version = :version AND id IS DISTINCT FROM CAST(:self AS uuid)"
+    " AND (ttl IS NULL OR ttl > now())"
+    " ORDER BY embedding <=> CAST(:probe AS vector) LIMIT :limit"
+)
 _SETS: LRU[tuple[uuid.UUID, str], DomainSet] = LRU(256)
 
 
@@ -180,12 +193,47 @@ async def labels_for_many(
     return [
         NO_LABELS
         if record.get("schema_name") in UNLABELLED_SCHEMAS
-        else Labels(label(domains, record), domains.version)
+        else Labels(await label_stored(session, owner_id, domains, record), domains.version)
         for record in records
     ]
 
 
-def label(domains: DomainSet, record: Mapping[str, Any]) -> tuple[str, ...]:
+def label(
+    domains: DomainSet, record: Mapping[str, Any], neighbours: Sequence[Neighbour] = ()
+) -> tuple[str, ...]:
     """A stored record's labels, from its stored ``llm_text``, tags and embedding."""
     embedding = record.get("embedding")
-    return domains.labels(record.get("llm_text") or "", record.get("tags") or (), embedding)
+    text, tags = record.get("llm_text") or "", record.get("tags") or ()
+    return domains.labels(text, tags, embedding, neighbours)
+
+
+async def label_stored(
+    session: AsyncSession, owner_id: uuid.UUID, domains: DomainSet, record: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """``label``, asking the record's nearest labelled records when nothing else places it."""
+    found = label(domains, record)
+    embedding = record.get("embedding")
+    if found or embedding is None:
+        return found
+    near = await nearest_labelled(session, owner_id, domains.version, embedding, record.get("id"))
+    return label(domains, record, near)
+
+
+async def nearest_labelled(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    version: str,
+    embedding: Sequence[float],
+    exclude: uuid.UUID | None = None,
+) -> list[Neighbour]:
+    """The :data:`NEIGHBOURS` records nearest ``embedding`` that carry labels of ``version``
+    (``exclude``: the record itself)."""
+    params = {
+        "owner": owner_id,
+        "version": version,
+        "self": exclude,
+        "probe": "[" + ",".join(repr(float(value)) for value in embedding) + "]",
+        "limit": NEIGHBOURS,
+    }
+    rows = await session.execute(_NEAREST_LABELLED, params)
+    return [Neighbour(str(row.id), float(row.similarity), tuple(row.domains)) for row in rows]

@@ -19,6 +19,9 @@ first name in alphabetical order); its confidence is the margin over the runner-
 ``labels`` (what a record is stored with) are the explicitly tagged domains plus the best
 ones by content (words and examples, tags aside) when their score is at least
 :data:`LABEL_FLOOR`.
+
+A trigger or record these leave unplaced is classified with the votes of its nearest labelled
+records as well (context.neighbours).
 """
 
 from __future__ import annotations
@@ -31,6 +34,13 @@ from typing import Any
 
 import numpy as np
 
+from cairn.context.neighbours import (
+    NEIGHBOUR_LABEL_FLOOR,
+    Neighbour,
+    combined,
+    neighbour_evidence,
+    neighbour_votes,
+)
 from cairn.errors import InvalidInput
 
 DOMAINS_SCHEMA = "context.domains.v1"
@@ -106,22 +116,43 @@ class DomainSet:
     def classify(
         self, text: str, tags: Iterable[str] = (), embedding: Sequence[float] | None = None
     ) -> Classification:
-        scores, evidence = self._scores(text, frozenset(tags), _unit(embedding))
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-        if not ranked or ranked[0][1] <= 0.0:
-            return Classification(None, 0.0, scores, evidence)
-        runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
-        return Classification(ranked[0][0], round(ranked[0][1] - runner_up, 4), scores, evidence)
+        return _ranked(*self._scores(text, frozenset(tags), _unit(embedding)))
+
+    def placed(self, verdict: Classification) -> bool:
+        """Confident enough to isolate by (the neighbours are asked when it is not)."""
+        return verdict.domain is not None and verdict.confidence >= self.min_confidence
+
+    def with_neighbours(
+        self, verdict: Classification, neighbours: Sequence[Neighbour]
+    ) -> Classification:
+        """``verdict`` with the neighbours' votes combined into its scores."""
+        votes = neighbour_votes(neighbours, self._by_name)
+        if not votes:
+            return verdict
+        scores = combined(verdict.scores, votes)
+        evidence = {
+            name: [*neighbour_evidence(name, votes, neighbours), *found][:MAX_EVIDENCE]
+            for name, found in verdict.evidence.items()
+        }
+        return _ranked(scores, evidence)
 
     def labels(
-        self, text: str, tags: Iterable[str] = (), embedding: Sequence[float] | None = None
+        self,
+        text: str,
+        tags: Iterable[str] = (),
+        embedding: Sequence[float] | None = None,
+        neighbours: Sequence[Neighbour] = (),
     ) -> tuple[str, ...]:
+        """What a record is stored with; ``neighbours`` only count when the tags and the
+        content give no label."""
         tag_set = frozenset(tags)
         explicit = {d.name for d in self.domains if _tagged(d, tag_set)}
         scores, _ = self._scores(text, frozenset(), _unit(embedding))  # by content alone
-        top = max(scores.values(), default=0.0)
-        best = {name for name, score in scores.items() if score == top and score >= LABEL_FLOOR}
-        return tuple(sorted(explicit | best))
+        found = explicit | _best(scores, LABEL_FLOOR)
+        if not found and neighbours:
+            votes = neighbour_votes(neighbours, self._by_name)
+            found = _best(combined(scores, votes), NEIGHBOUR_LABEL_FLOOR)
+        return tuple(sorted(found))
 
     def isolated(self, a: str, b: str) -> bool:
         """Symmetric: either domain lists the other (or ``*``) in ``isolated_from``."""
@@ -164,6 +195,20 @@ class DomainSet:
             scores[domain.name] = round(score, 4)
             evidence[domain.name] = found[:MAX_EVIDENCE]
         return scores, evidence
+
+
+def _ranked(scores: dict[str, float], evidence: dict[str, list[str]]) -> Classification:
+    """The best score's domain (ties: alphabetical), confident by its margin."""
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    if not ranked or ranked[0][1] <= 0.0:
+        return Classification(None, 0.0, scores, evidence)
+    runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
+    return Classification(ranked[0][0], round(ranked[0][1] - runner_up, 4), scores, evidence)
+
+
+def _best(scores: Mapping[str, float], floor: float) -> set[str]:
+    top = max(scores.values(), default=0.0)
+    return {name for name, score in scores.items() if score == top and score >= floor}
 
 
 def _tagged(domain: Domain, tags: frozenset[str]) -> bool:

@@ -5,7 +5,10 @@ labelled on write. An assembly classifies its trigger — text, tags and embeddi
 records were — and, when the classification is confident enough (``min_confidence``: the
 margin over the runner-up) and the agent does not opt out (``domains.isolate: false``),
 every candidate whose labels are all isolated from the trigger's domain is left out, by
-every source and by the graph walk, and reported as ``isolated_domain``.
+every source and by the graph walk, and reported as ``isolated_domain``. A trigger its words,
+tags and the example centroids do not place confidently is classified again with the votes of
+its nearest labelled records (context.neighbours; one query on the embedding index, only
+then); the votes appear in the evidence.
 
 Without a definition nothing here runs: no query, no label read (the default path is
 unchanged).
@@ -19,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import Agent
+from cairn.context.domain_store import nearest_labelled
 from cairn.context.domains import DomainSet
 from cairn.context.model import Record
 from cairn.context.signals import DomainSignal
@@ -33,11 +37,13 @@ async def classify_trigger(
     needs_embedding = any(domain.centroid is not None for domain in domains.domains)
     embedding = await _embedding(session, found) if needs_embedding else None
     verdict = domains.classify(found.text, found.record.tags, embedding)
-    isolating = (
-        agent.isolate_domains
-        and verdict.domain is not None
-        and verdict.confidence >= domains.min_confidence
-    )
+    if not domains.placed(verdict):
+        embedding = embedding if needs_embedding else await _embedding(session, found)
+        if embedding is not None:
+            owner, own_id = found.record.owner_id, found.record.id
+            near = await nearest_labelled(session, owner, domains.version, embedding, own_id)
+            verdict = domains.with_neighbours(verdict, near)
+    isolating = agent.isolate_domains and domains.placed(verdict)
     return DomainSignal(
         name=verdict.domain,
         confidence=verdict.confidence,

@@ -7,7 +7,10 @@ differs from the current one, in id order, in batches that each commit in one tr
 after a crash the batch in flight is rolled back, and the next run starts again from the
 same ``WHERE``. It reuses the stored ``llm_text``, tags and embedding; nothing is embedded
 again but the definition's own examples, once (their centroids are stored if missing; those
-of former definitions are deleted).
+of former definitions are deleted). A record its content leaves unlabelled asks its nearest
+records labelled under the new version (context.neighbours); early in a pass there are few,
+so once a pass has labelled records, the records it left unlabelled are asked again in a
+second pass, in id order and batches like the first, which only adds labels.
 
 Which tenants to look at comes from ``definition_generations`` (revision 0011), bumped by
 every definition write: a tenant is checked again only when its count moved. A tenant done is
@@ -31,7 +34,7 @@ from sqlalchemy import bindparam, func, or_, select, text, true, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn import processing
-from cairn.context.domain_store import UNLABELLED_SCHEMAS, label, store_domains
+from cairn.context.domain_store import UNLABELLED_SCHEMAS, label_stored, store_domains
 from cairn.context.domains import DOMAINS_SCHEMA, DomainSet
 from cairn.db.models import breadcrumbs
 from cairn.embedding import Embedder
@@ -69,6 +72,8 @@ class _Target:
     context: Any
     quiet_since: float | None = None  # when a batch last found nothing to do
     after: uuid.UUID | None = None  # the pass goes in id order; where the last batch ended
+    placing: bool = False  # labels were written: ask the unlabelled records' neighbours again
+    placed_after: uuid.UUID | None = None  # where that pass's last batch ended
 
 
 class Relabeller:
@@ -99,8 +104,11 @@ class Relabeller:
             moved += count
             if count:
                 target.quiet_since = None
+                target.placing = target.version is not None
             elif target.after is not None:
                 target.after = None  # a pass ended: once more from the start, for the skipped
+            elif target.placing:
+                moved += await self._place_batch(owner, target)
             elif target.quiet_since is None:
                 target.quiet_since = now
             else:
@@ -133,7 +141,7 @@ class Relabeller:
             query = _outdated(owner, target.version, target.after, self.batch)
             rows = (await session.execute(query)).all()
             if rows:
-                await session.execute(_RELABEL, _labelled(rows, domains))
+                await session.execute(_RELABEL, await _labelled(session, owner, rows, domains))
                 mark = processing.mark_done if domains is not None else processing.mark_not_needed
                 await mark(session, owner, [row.id for row in rows], processing.LABELLED)
                 target.after = rows[-1].id
@@ -144,6 +152,50 @@ class Relabeller:
                 len(rows), owner, target.version or "(none: cleared)",
             )  # fmt: skip
         return len(rows)
+
+    async def _place_batch(self, owner: uuid.UUID, target: _Target) -> int:
+        """One batch of the records left unlabelled under the current version, each labelled
+        by its neighbours if they now agree; returns how many were looked at."""
+        assert target.version is not None
+        async with self.sessions() as session, session.begin():
+            domains = await store_domains(
+                session, owner, target.version, target.context, self.embedder
+            )
+            query = _unplaced(owner, target.version, target.placed_after, self.batch)
+            rows: Sequence[Any] = (await session.execute(query)).all()
+            placed = [
+                {"record": row.id, "labels": list(found), "labels_version": target.version}
+                for row in rows
+                if (found := await label_stored(session, owner, domains, row._mapping))
+            ]
+            if placed:
+                await session.execute(_RELABEL, placed)
+        if placed:
+            RELABELLED.inc(len(placed))
+            log.info("labelled %d records of tenant %s by their neighbours", len(placed), owner)
+        target.placed_after = rows[-1].id if rows else None
+        target.placing = bool(rows)
+        return len(rows)
+
+
+def _unplaced(owner: uuid.UUID, version: str, after: uuid.UUID | None, batch: int) -> Any:
+    """The next batch of records unlabelled under ``version`` that have an embedding."""
+    b = breadcrumbs.c
+    return (
+        select(b.id, b.llm_text, b.tags, b.embedding)
+        .where(
+            b.owner_id == owner,
+            b.id > after if after is not None else true(),
+            b.domains_version == version,
+            func.cardinality(b.domains) == 0,
+            b.embedding.is_not(None),
+            or_(b.schema_name.is_(None), b.schema_name.not_in(sorted(UNLABELLED_SCHEMAS))),
+            or_(b.ttl.is_(None), b.ttl > func.now()),
+        )
+        .order_by(b.id)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+    )
 
 
 def _outdated(owner: uuid.UUID, version: str | None, after: uuid.UUID | None, batch: int) -> Any:
@@ -168,14 +220,17 @@ def _outdated(owner: uuid.UUID, version: str | None, after: uuid.UUID | None, ba
     )
 
 
-def _labelled(rows: Sequence[Any], domains: DomainSet | None) -> list[dict[str, Any]]:
+async def _labelled(
+    session: AsyncSession, owner: uuid.UUID, rows: Sequence[Any], domains: DomainSet | None
+) -> list[dict[str, Any]]:
     """Parameters of an executemany ``UPDATE ... WHERE id = :id`` for the locked rows."""
-    version = None if domains is None else domains.version
+    if domains is None:
+        return [{"record": row.id, "labels": [], "labels_version": None} for row in rows]
     return [
         {
             "record": row.id,
-            "labels": [] if domains is None else list(label(domains, row._mapping)),
-            "labels_version": version,
+            "labels": list(await label_stored(session, owner, domains, row._mapping)),
+            "labels_version": domains.version,
         }
         for row in rows
     ]

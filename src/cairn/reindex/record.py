@@ -27,7 +27,13 @@ from cairn.breadcrumbs.derived import (
     unlabelled_columns,
 )
 from cairn.breadcrumbs.repository import RECORD_COLUMNS
-from cairn.context.domain_store import NO_LABELS, UNLABELLED_SCHEMAS, Labels, label
+from cairn.context.domain_store import (
+    NO_LABELS,
+    UNLABELLED_SCHEMAS,
+    Labels,
+    label,
+    label_stored,
+)
 from cairn.context.domains import DomainSet
 from cairn.db.models import breadcrumbs
 from cairn.edges.builder import EdgeOptions, build_edges
@@ -69,6 +75,10 @@ async def reindex_record(session: AsyncSession, prepared: Prepared, using: Recom
     (the caller wraps it in a savepoint, so one failing record fails alone)."""
     row = prepared.row
     values = derived_values(prepared, using.domains)
+    if using.domains is not None and values.get("domains") == [] and prepared.embedding:
+        # Placed by nothing but its neighbours, as a write would place it.
+        found = await label_stored(session, row["owner_id"], using.domains, {**row, **values})
+        values["domains"] = list(found)
     stored = await _store(session, row["owner_id"], row["id"], row["version"], values)
     if stored is None:
         return Outcome(skipped=True)
