@@ -1,6 +1,6 @@
 // Graph: the records linked to one record (#/graph/<id>) or to an assembled context's
 // selection (#/graph/context/<id>), from GET /graph, in a force layout (d3, vendored:
-// static/vendor/d3.min.js, loaded by index.html as the global d3). Nodes are coloured by
+// static/vendor/d3.min.js, loaded by app.js before this module as the global d3). Nodes are coloured by
 // schema, edges by kind; a context's selected records and the paths that reached them are
 // drawn heavier. Zoom and pan with the wheel and drag; a click opens the record. Debug
 // paths through the records shown are drawn over it (graph_paths.js).
