@@ -27,6 +27,7 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("GET", "/health"): OPEN,
     ("GET", "/ready"): OPEN,
     ("GET", "/metrics"): OPEN,
+    ("GET", "/workers"): OPEN,
     ("POST", "/auth/token"): CREDENTIAL,
     ("GET", "/tenants"): C,
     ("GET", "/tenants/{tenant_id}"): C,
