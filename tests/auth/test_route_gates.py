@@ -94,6 +94,8 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("POST", "/paths/{path_id}/resolve"): E,
     ("POST", "/paths/{path_id}/abandon"): E,
     ("GET", "/graph"): S,
+    ("GET", "/breadcrumbs/{breadcrumb_id}/edges"): S,
+    ("GET", "/breadcrumbs/{breadcrumb_id}/processing"): S,
 }
 # Routes outside the API's routers (not in the OpenAPI schema), with their gate.
 DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
