@@ -54,6 +54,16 @@ TARGET_MS = 300.0
 SHOWN = "(selector) => document.querySelector(selector) && performance.now()"
 GONE = "(selector) => document.querySelector(selector) === null"
 # The slowest API call of the page (fetch; the event stream never ends, so it is not one).
+# Every API call of the page by path (its first, in ms), once the page has made them all.
+CALLS = """() => {
+  const calls = {};
+  for (const e of performance.getEntriesByType('resource')) {
+    if (e.initiatorType !== 'fetch') continue;
+    const path = new URL(e.name).pathname;
+    if (!(path in calls)) calls[path] = e.responseEnd - e.startTime;
+  }
+  return calls;
+}"""
 API = """() => Math.max(0, ...performance.getEntriesByType('resource')
   .filter((e) => e.initiatorType === 'fetch').map((e) => e.responseEnd - e.startTime))"""
 
@@ -99,7 +109,7 @@ async def seed_context(http: httpx.AsyncClient) -> str:
 
 async def measure(
     browser: Browser, context: BrowserContext | None, url: str, route: str, ready: str, search: bool
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """One load of ``route``: in ``context`` (warm: its cache holds the console's files),
     else in a fresh one (cold)."""
     own = context is None
@@ -124,11 +134,26 @@ async def measure(
         loaded = await page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
         if errors:
             raise RuntimeError(f"{route}: {errors}")
-        return {"load": float(loaded), "content": content, "api": float(await page.evaluate(API))}
+        api = float(await page.evaluate(API))
+        if "live" not in route:  # the live page's stream never lets the network go idle
+            await page.wait_for_load_state("networkidle")
+        calls = await page.evaluate(CALLS)
+        return {"load": float(loaded), "content": content, "api": api, "calls": calls}
     finally:
         await page.close()
         if own:
             await context.close()
+
+
+def call_medians(samples: list[dict[str, Any]]) -> dict[str, float]:
+    """Each API path's median over the loads that called it."""
+    paths = sorted({path for sample in samples for path in sample.get("calls", {})})
+    return {
+        path: round(
+            statistics.median(s["calls"][path] for s in samples if path in s.get("calls", {})), 1
+        )
+        for path in paths
+    }
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -153,7 +178,7 @@ async def run(urls: dict[str, str], loads: int) -> dict[str, Any]:
         for mode in ("cold", "warm"):
             for name, (route, ready) in pages(record).items():
                 search = name == "search"
-                samples: dict[str, list[dict[str, float]]] = {label: [] for label in urls}
+                samples: dict[str, list[dict[str, Any]]] = {label: [] for label in urls}
                 for label, url in urls.items():  # warm-up
                     context = warm[label] if mode == "warm" else None
                     await measure(browser, context, url, route, ready, search)
@@ -169,6 +194,12 @@ async def run(urls: dict[str, str], loads: int) -> dict[str, Any]:
                         "load_ms": None if search else summary([s["load"] for s in taken]),
                         "content_ms": summary([s["content"] for s in taken]),
                         "slowest_api_ms": summary([s["api"] for s in taken]),
+                        "calls_p50_ms": {
+                            path: round(
+                                statistics.median(s["calls"].get(path, 0.0) for s in taken), 1
+                            )
+                            for path in sorted({p for s in taken for p in s.get("calls", {})})
+                        },
                     }
                     print(label, mode, name, results[label][mode][name], flush=True)
     return results
@@ -216,6 +247,11 @@ def report_text(report: dict[str, Any]) -> str:
                 f"{cell(warm['load_ms'])} | {cell(warm['content_ms'])} | "
                 f"{cell(warm['slowest_api_ms'])} | {ok} |"
             )
+        lines += ["", "API calls, warm p50 (ms), every call the page makes:", ""]
+        for name, row in results["warm"].items():
+            calls = row.get("calls_p50_ms") or {}
+            if calls:
+                lines.append(f"- {name}: " + ", ".join(f"`{p}` {v}" for p, v in calls.items()))
     lines += [
         "",
         "`search`: a hybrid search typed into the Records page, from the submit to the rows.",

@@ -16,6 +16,9 @@ const LABELLED = 40; // nodes carry their titles up to this many
 const LIMITS = [100, 200, 500]; // records drawn at most (GET /graph allows 500)
 const DEFAULT_LIMIT = 200;
 const STEPS_BUDGET_MS = 12; // layout steps per frame: as many as fit in this, then one paint
+const SHOWN_WHILE_LAID_OUT = 150; // records: a larger graph is shown once mostly laid out
+const HIDDEN_BUDGET_MS = 40; // layout steps per frame while nothing is painted
+const SHOW_AT_ALPHA = 0.05; // d3's alpha (1 at the start, 0.001 at the end) to show it at
 
 export function mount(root, args) {
   const [first, second] = args;
@@ -126,9 +129,19 @@ function draw(canvas, legend, graph, centreId) {
   // at a few hundred records the painting, not the layout, is what costs. So each frame
   // takes as many steps as fit in its budget and paints once (d3 checks for the end after
   // this handler, so the layout still ends, and says so, as before).
+  // A large graph is laid out before it is shown: its first steps move every record across
+  // the whole picture, and each of those frames would repaint all of it. The page stays
+  // responsive meanwhile: the steps are spread over frames.
+  let hidden = nodes.length > SHOWN_WHILE_LAID_OUT;
+  svg.classed("laying-out", hidden);
   simulation.on("tick", () => {
-    const until = performance.now() + STEPS_BUDGET_MS;
+    const until = performance.now() + (hidden ? HIDDEN_BUDGET_MS : STEPS_BUDGET_MS);
     while (simulation.alpha() >= simulation.alphaMin() && performance.now() < until) simulation.tick();
+    if (hidden) {
+      if (simulation.alpha() > SHOW_AT_ALPHA && simulation.alpha() >= simulation.alphaMin()) return;
+      hidden = false;
+      svg.classed("laying-out", false);
+    }
     line.attr("x1", (d) => d.source.x).attr("y1", (d) => d.source.y)
       .attr("x2", (d) => d.target.x).attr("y2", (d) => d.target.y);
     circle.attr("cx", (d) => d.x).attr("cy", (d) => d.y);
