@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install browser model run test lint format docs bench bench-quick bench-1m faults screenshots console-load
+.PHONY: help install browser model run test lint format docs bench bench-quick bench-1m faults screenshots console-load console-graph
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
@@ -66,6 +66,9 @@ screenshots: install browser ## PNGs of each console page in benchmarks/results/
 
 console-load: install browser ## console page loads with 10k records (p50 per page): benchmarks/results/console_load.md
 	PYTHONPATH=$(CURDIR)/src $(BIN)/python benchmarks/console_load.py $(CONSOLE_LOAD_ARGS)
+
+console-graph: install browser ## the Graph page at 500 records (drawn, settled, frames, zoom): benchmarks/results/console_graph.md
+	PYTHONPATH=$(CURDIR)/src $(BIN)/python benchmarks/console_graph.py $(CONSOLE_GRAPH_ARGS)
 
 faults: install ## fault injection: kill -9, NATS/PostgreSQL down, churn, soak (~30 min; FAULTS_ARGS=--short: ~6 min): benchmarks/results/faults.md
 	PYTHONPATH=$(CURDIR)/src $(BIN)/python benchmarks/faults.py $(FAULTS_ARGS)

@@ -14,6 +14,9 @@ Reports p50 (and p90, max) per page against the 300 ms target in
 benchmarks/results/console_load.{json,md}, with the machine's load average.
 
     PYTHONPATH=$PWD/src .venv/bin/python benchmarks/console_load.py --scale 10000 --loads 15
+
+``--baseline ../main/src`` serves another checkout too, on the same database, and measures
+the two in turn, load by load: a before/after that a shared machine's noise hits alike.
 """
 
 from __future__ import annotations
@@ -51,6 +54,16 @@ TARGET_MS = 300.0
 SHOWN = "(selector) => document.querySelector(selector) && performance.now()"
 GONE = "(selector) => document.querySelector(selector) === null"
 # The slowest API call of the page (fetch; the event stream never ends, so it is not one).
+# Every API call of the page by path (its first, in ms), once the page has made them all.
+CALLS = """() => {
+  const calls = {};
+  for (const e of performance.getEntriesByType('resource')) {
+    if (e.initiatorType !== 'fetch') continue;
+    const path = new URL(e.name).pathname;
+    if (!(path in calls)) calls[path] = e.responseEnd - e.startTime;
+  }
+  return calls;
+}"""
 API = """() => Math.max(0, ...performance.getEntriesByType('resource')
   .filter((e) => e.initiatorType === 'fetch').map((e) => e.responseEnd - e.startTime))"""
 
@@ -96,7 +109,7 @@ async def seed_context(http: httpx.AsyncClient) -> str:
 
 async def measure(
     browser: Browser, context: BrowserContext | None, url: str, route: str, ready: str, search: bool
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """One load of ``route``: in ``context`` (warm: its cache holds the console's files),
     else in a fresh one (cold)."""
     own = context is None
@@ -121,11 +134,26 @@ async def measure(
         loaded = await page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
         if errors:
             raise RuntimeError(f"{route}: {errors}")
-        return {"load": float(loaded), "content": content, "api": float(await page.evaluate(API))}
+        api = float(await page.evaluate(API))
+        if "live" not in route:  # the live page's stream never lets the network go idle
+            await page.wait_for_load_state("networkidle")
+        calls = await page.evaluate(CALLS)
+        return {"load": float(loaded), "content": content, "api": api, "calls": calls}
     finally:
         await page.close()
         if own:
             await context.close()
+
+
+def call_medians(samples: list[dict[str, Any]]) -> dict[str, float]:
+    """Each API path's median over the loads that called it."""
+    paths = sorted({path for sample in samples for path in sample.get("calls", {})})
+    return {
+        path: round(
+            statistics.median(s["calls"][path] for s in samples if path in s.get("calls", {})), 1
+        )
+        for path in paths
+    }
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -137,25 +165,43 @@ def summary(samples: list[float]) -> dict[str, float]:
     }
 
 
-async def run(url: str, loads: int) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+async def run(urls: dict[str, str], loads: int) -> dict[str, Any]:
+    """Every page, cold then warm, on each server in ``urls`` (label: URL): the servers take
+    turns load by load (the order alternating), so a busy moment of a shared machine falls on
+    both alike."""
+    first = next(iter(urls.values()))
+    async with httpx.AsyncClient(base_url=first, timeout=120) as http:
         record = await seed_context(http)
-    results: dict[str, Any] = {"cold": {}, "warm": {}}
+    results: dict[str, Any] = {label: {"cold": {}, "warm": {}} for label in urls}
     async with chromium() as browser:
-        warm = await browser.new_context(viewport=VIEWPORT)
-        for mode, context in (("cold", None), ("warm", warm)):
+        warm = {label: await browser.new_context(viewport=VIEWPORT) for label in urls}
+        for mode in ("cold", "warm"):
             for name, (route, ready) in pages(record).items():
                 search = name == "search"
-                await measure(browser, context, url, route, ready, search)  # warm-up
-                samples = [
-                    await measure(browser, context, url, route, ready, search) for _ in range(loads)
-                ]
-                results[mode][name] = {
-                    "load_ms": None if search else summary([s["load"] for s in samples]),
-                    "content_ms": summary([s["content"] for s in samples]),
-                    "slowest_api_ms": summary([s["api"] for s in samples]),
-                }
-                print(mode, name, results[mode][name], flush=True)
+                samples: dict[str, list[dict[str, Any]]] = {label: [] for label in urls}
+                for label, url in urls.items():  # warm-up
+                    context = warm[label] if mode == "warm" else None
+                    await measure(browser, context, url, route, ready, search)
+                for turn in range(loads):
+                    order = list(urls.items())
+                    for label, url in order if turn % 2 == 0 else order[::-1]:
+                        context = warm[label] if mode == "warm" else None
+                        samples[label].append(
+                            await measure(browser, context, url, route, ready, search)
+                        )
+                for label, taken in samples.items():
+                    results[label][mode][name] = {
+                        "load_ms": None if search else summary([s["load"] for s in taken]),
+                        "content_ms": summary([s["content"] for s in taken]),
+                        "slowest_api_ms": summary([s["api"] for s in taken]),
+                        "calls_p50_ms": {
+                            path: round(
+                                statistics.median(s["calls"].get(path, 0.0) for s in taken), 1
+                            )
+                            for path in sorted({p for s in taken for p in s.get("calls", {})})
+                        },
+                    }
+                    print(label, mode, name, results[label][mode][name], flush=True)
     return results
 
 
@@ -172,22 +218,40 @@ def report_text(report: dict[str, Any]) -> str:
         f" {machine['cpus']} CPUs, load average {machine['loadavg_before']} before and "
         f"{machine['loadavg_after']} after (a shared machine: Chromium, `cairn serve` and "
         f"PostgreSQL compete with other work for the two cores).",
-        "",
-        "| page | cold `load` | cold data | warm `load` | warm data | warm API | data < target |",
-        "|---|---:|---:|---:|---:|---:|:---:|",
     ]
+    measured = report["pages"]
+    if len(measured) > 1:
+        lines += [
+            "",
+            "Servers measured in turn, load by load, on the same database: "
+            + ", ".join(f"**{label}** (`{source}`)" for label, source in report["sources"].items())
+            + ".",
+        ]
 
     def cell(row: dict[str, Any] | None) -> str:
         return "-" if row is None else f"{row['p50']} ({row['p90']})"
 
-    for name in report["pages"]["cold"]:
-        cold, warm = report["pages"]["cold"][name], report["pages"]["warm"][name]
-        ok = "yes" if warm["content_ms"]["p50"] < TARGET_MS else "no"
-        lines.append(
-            f"| {name} | {cell(cold['load_ms'])} | {cell(cold['content_ms'])} | "
-            f"{cell(warm['load_ms'])} | {cell(warm['content_ms'])} | "
-            f"{cell(warm['slowest_api_ms'])} | {ok} |"
-        )
+    for label, results in measured.items():
+        lines += [
+            "",
+            *([f"## {label}", ""] if len(measured) > 1 else []),
+            "| page | cold `load` | cold data | warm `load` | warm data | warm API "
+            "| data < target |",
+            "|---|---:|---:|---:|---:|---:|:---:|",
+        ]
+        for name in results["cold"]:
+            cold, warm = results["cold"][name], results["warm"][name]
+            ok = "yes" if warm["content_ms"]["p50"] < TARGET_MS else "no"
+            lines.append(
+                f"| {name} | {cell(cold['load_ms'])} | {cell(cold['content_ms'])} | "
+                f"{cell(warm['load_ms'])} | {cell(warm['content_ms'])} | "
+                f"{cell(warm['slowest_api_ms'])} | {ok} |"
+            )
+        lines += ["", "API calls, warm p50 (ms), every call the page makes:", ""]
+        for name, row in results["warm"].items():
+            calls = row.get("calls_p50_ms") or {}
+            if calls:
+                lines.append(f"- {name}: " + ", ".join(f"`{p}` {v}" for p, v in calls.items()))
     lines += [
         "",
         "`search`: a hybrid search typed into the Records page, from the submit to the rows.",
@@ -202,30 +266,53 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=15)
     parser.add_argument("--cache", type=Path, default=REPO / ".cairn-bench", help="corpus cache")
     parser.add_argument("--unique-texts", type=int, default=10_000)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout's src/ (e.g. main's): served too, on the same database, and "
+        "measured in turn with this one",
+    )
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=REPO / "src",
+        help="the src/ served as 'this' (a copy keeps edits made during the run out of it)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
     load_before = os.getloadavg()
     corpus = corpus_module.load_or_build(
         args.scale, args.cache, REPO / ".cairn" / "models", unique_texts=args.unique_texts
     )
+    sources = {"this": str(args.source.resolve())}
+    if args.baseline:
+        sources["baseline"] = str(args.baseline.resolve())
     root = Path(tempfile.mkdtemp(prefix="cairn-console-load-"))
     with load.services(root) as services:
         asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
         env = server.environment(services.database_url, services.nats_url, root / "data")
-        serve = server.start(["serve", "--port", str(port)], env, root / "serve.log")
+        serves, urls = [], {}
         try:
-            server.wait_ready(url, serve, root / "serve.log")
+            for label, source in sources.items():
+                port = free_port()
+                urls[label] = f"http://127.0.0.1:{port}"
+                log = root / f"serve-{label}.log"
+                serve = server.start(
+                    ["serve", "--port", str(port)], env | {"PYTHONPATH": source}, log
+                )
+                serves.append(serve)
+                server.wait_ready(urls[label], serve, log)
             started = time.monotonic()
-            results = asyncio.run(run(url, args.loads))
+            results = asyncio.run(run(urls, args.loads))
         finally:
-            server.stop(serve)
+            for serve in serves:
+                server.stop(serve)
     report = {
         "records": len(corpus.rows),
         "loads": args.loads,
         "target_ms": TARGET_MS,
-        "pages": results,
+        "sources": sources,
+        "pages": results,  # by server: "this" (and "baseline")
         "seconds": round(time.monotonic() - started, 1),
         "commit": source_state(),
         "machine": {

@@ -24,6 +24,8 @@ RECORD_ROUTES = [
     ("GET", "/breadcrumbs/{id}", None),
     ("GET", "/breadcrumbs/{id}/full", None),
     ("GET", "/breadcrumbs/{id}/history", None),
+    ("GET", "/breadcrumbs/{id}/edges", None),
+    ("GET", "/breadcrumbs/{id}/processing", None),
     ("PATCH", "/breadcrumbs/{id}", {"title": "taken over"}),
     ("DELETE", "/breadcrumbs/{id}", None),
     ("POST", "/breadcrumbs/{id}/tags/add", {"tags": ["b-was-here"]}),
@@ -42,6 +44,16 @@ async def record_of_a(jwt_client: httpx.AsyncClient, mint: Mint, marker: str) ->
     response = await jwt_client.post("/breadcrumbs", json=body, headers=bearer(token))
     assert response.status_code == 201, response.text
     return {"id": response.json()["id"], "token": token, "tenant": str(tenant_a)}
+
+
+@pytest.mark.parametrize("part", ["edges", "processing"])
+async def test_tenant_a_reads_its_own_records_edges_and_processing(
+    jwt_client: httpx.AsyncClient, record_of_a: dict[str, str], part: str
+) -> None:
+    """The other side of the 404s below: the same routes answer the record's own tenant."""
+    url = f"/breadcrumbs/{record_of_a['id']}/{part}"
+    response = await jwt_client.get(url, headers=bearer(record_of_a["token"]))
+    assert response.status_code == 200, response.text
 
 
 @pytest.mark.parametrize(("method", "path", "body"), RECORD_ROUTES)

@@ -27,6 +27,7 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("GET", "/health"): OPEN,
     ("GET", "/ready"): OPEN,
     ("GET", "/metrics"): OPEN,
+    ("GET", "/workers"): OPEN,
     ("POST", "/auth/token"): CREDENTIAL,
     ("GET", "/tenants"): C,
     ("GET", "/tenants/{tenant_id}"): C,
@@ -93,6 +94,8 @@ EXPECTED: dict[tuple[str, str], Role | str] = {
     ("POST", "/paths/{path_id}/resolve"): E,
     ("POST", "/paths/{path_id}/abandon"): E,
     ("GET", "/graph"): S,
+    ("GET", "/breadcrumbs/{breadcrumb_id}/edges"): S,
+    ("GET", "/breadcrumbs/{breadcrumb_id}/processing"): S,
 }
 # Routes outside the API's routers (not in the OpenAPI schema), with their gate.
 DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}

@@ -84,6 +84,10 @@ async def test_the_async_client_reads_searches_and_renders(live_url: str, marker
         full = await cairn.get_breadcrumb_full(created.id)
         hits = await cairn.search("who lights the lamp at dusk", tag=marker, nn=3)
         rendered = await cairn.render([created.id, uuid.UUID(int=0)])
+        processing = await cairn.record_processing(created.id)
+        edges = await cairn.record_edges(created.id, limit=5)
+    assert [s.state for s in processing.stages if s.stage == "embedded"] == ["done"]
+    assert edges.truncated is False and all(e.id != created.id for e in edges.incoming)
     assert full.context == {"text": "lamp lit at dusk", "oil": "whale"} and full.version == 2
     assert full.embedding is not None and len(full.embedding) == 384
     assert [hit.id for hit in hits] == [created.id] and 0 < hits[0].score <= 1
@@ -104,6 +108,7 @@ async def test_operations_routes_answer(live_url: str) -> None:
         assert "cairn_http_requests_total" in await cairn.metrics()
         assert isinstance(await cairn.list_agents(), list)
         assert isinstance(await cairn.list_dead_events(limit=5), list)
+        assert [c.name for c in (await cairn.workers()).consumers] == ["cairn-worker"]
 
 
 async def test_assemble_and_latest_context_read_the_stored_context(

@@ -31,6 +31,7 @@ from cairn_client.models import (
     Selector,
     Tenant,
     Webhook,
+    Workers,
 )
 
 Id = UUID | str
@@ -61,6 +62,11 @@ class AdminRoutes:
     def ready(self) -> Call[dict[str, Any]]:
         """Readiness of PostgreSQL and NATS; raises ``Unavailable`` when one is down."""
         return call("ready", dict[str, Any])
+
+    @route
+    def workers(self) -> Call[Workers]:
+        """Whether a worker consumes the event stream (pulling, busy, none)."""
+        return call("workers", Workers)
 
     @route
     def metrics(self) -> Call[str]:

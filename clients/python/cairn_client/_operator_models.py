@@ -123,6 +123,44 @@ class Islands(Answer):
     ids: list[UUID]
 
 
+class StageState(Answer):
+    """One stage of one record: done, pending, failed, not_needed or untracked."""
+
+    stage: str
+    state: str
+    attempts: int
+    done_at: datetime | None
+    last_error: str | None
+    next_attempt_at: datetime | None
+    updated_at: datetime | None
+
+
+class RecordProcessing(Answer):
+    """``GET /breadcrumbs/{id}/processing``: every stage's state for one record."""
+
+    id: UUID
+    stages: list[StageState]
+
+
+class WorkerConsumer(Answer):
+    """The workers' shared consumer: ``state`` pulling or busy (a worker is there), none,
+    no_consumer or unknown (NATS unreachable)."""
+
+    name: str
+    state: str
+    waiting_pulls: int
+    in_progress: int
+    pending: int
+    redelivered: int
+    last_delivery: datetime | None
+
+
+class Workers(Answer):
+    """``GET /workers``."""
+
+    consumers: list[WorkerConsumer]
+
+
 class Coverage(Answer):
     """``GET /coverage``: how far the tenant's records got through each processing stage."""
 

@@ -24,6 +24,8 @@ from cairn_client.models import (
     Graph,
     HistoryEntry,
     QueriedContext,
+    RecordEdges,
+    RecordProcessing,
     RenderResult,
     SearchHit,
     SearchMode,
@@ -168,6 +170,17 @@ class RecordRoutes:
     def history(self, breadcrumb_id: Id, *, limit: int | None = None) -> Call[list[HistoryEntry]]:
         path = {"breadcrumb_id": breadcrumb_id}
         return call("history", list[HistoryEntry], path=path, params={"limit": limit})
+
+    @route
+    def record_edges(self, breadcrumb_id: Id, *, limit: int | None = None) -> Call[RecordEdges]:
+        """The record's edges out and in (``limit`` each way), the other end named."""
+        path = {"breadcrumb_id": breadcrumb_id}
+        return call("record_edges", RecordEdges, path=path, params={"limit": limit})
+
+    @route
+    def record_processing(self, breadcrumb_id: Id) -> Call[RecordProcessing]:
+        """Each processing stage's state for the record (embedded, keyed, chunked, ...)."""
+        return call("record_processing", RecordProcessing, path={"breadcrumb_id": breadcrumb_id})
 
     @route
     def add_tags(self, breadcrumb_id: Id, tags: Sequence[str]) -> Call[Changed]:

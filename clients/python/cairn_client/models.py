@@ -40,6 +40,7 @@ from cairn_client._operator_models import (
     Islands as Islands,
     MintedToken as MintedToken,
     Ok as Ok,
+    RecordProcessing as RecordProcessing,
     ReindexFailure as ReindexFailure,
     ReindexJob as ReindexJob,
     Requeued as Requeued,
@@ -47,8 +48,11 @@ from cairn_client._operator_models import (
     SecretInfo as SecretInfo,
     Selector as Selector,
     StageFigures as StageFigures,
+    StageState as StageState,
     Tenant as Tenant,
     Webhook as Webhook,
+    WorkerConsumer as WorkerConsumer,
+    Workers as Workers,
 )
 
 # records
@@ -261,6 +265,22 @@ class Graph(Answer):
 
     nodes: list[GraphNode]
     edges: list[GraphEdge]
+    truncated: bool
+
+
+class RecordEdge(Answer):
+    id: UUID
+    title: str
+    schema_name: str | None
+    kind: str
+    weight: float
+
+
+class RecordEdges(Answer):
+    """``GET /breadcrumbs/{id}/edges``: the record's edges out and in, strongest first."""
+
+    outgoing: list[RecordEdge]
+    incoming: list[RecordEdge]
     truncated: bool
 
 

@@ -12,7 +12,7 @@ from fastapi import Depends, FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from cairn.acl import endpoints as acl
-from cairn.api import health
+from cairn.api import health, workers
 from cairn.api.errors import install_error_handlers
 from cairn.api.input import refuse_unstorable_text
 from cairn.api.middleware import BodySizeLimit, RequestMetrics
@@ -66,6 +66,7 @@ LOG_FLUSH_S = 2.0  # at shutdown, for the assembly log's queued entries
 
 ROUTERS = (
     health.router,
+    workers.router,
     auth.router,
     auth_admin.router,
     breadcrumbs.router,

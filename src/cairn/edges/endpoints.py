@@ -1,5 +1,6 @@
 """``/graph``: the records around one record, or around an assembled context's selection, and
-the edges between them: what the console draws (subscribers; the caller's tenant only)."""
+the edges between them: what the console draws (subscribers; the caller's tenant only).
+``/breadcrumbs/{id}/edges``: one record's edges, in and out, for its page."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from cairn.principal import Role
 
 router = APIRouter(tags=["graph"])
 MAX_NODES = 500
+MAX_EDGES = 500
 
 
 class GraphNode(BaseModel):
@@ -61,3 +63,30 @@ async def graph(
     else:
         raise InvalidInput("give exactly one of around or context")
     return Graph.model_validate(found, from_attributes=True)
+
+
+class RecordEdge(BaseModel):
+    id: uuid.UUID = Field(description="the record at the other end")
+    title: str
+    schema_name: str | None
+    kind: Literal["causal", "temporal", "tag", "semantic"]
+    weight: float
+
+
+class RecordEdges(BaseModel):
+    outgoing: list[RecordEdge] = Field(description="edges from this record, strongest first")
+    incoming: list[RecordEdge] = Field(description="edges to this record, strongest first")
+    truncated: bool = Field(description="one direction had more than `limit` edges")
+
+
+@router.get("/breadcrumbs/{breadcrumb_id}/edges", dependencies=[require_role(Role.SUBSCRIBER)])
+async def record_edges(
+    breadcrumb_id: uuid.UUID,
+    session: SessionDep,
+    principal: PrincipalDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_EDGES, description="edges per direction")] = 100,
+) -> RecordEdges:
+    """The edges the worker built to and from one of the caller's tenant's records (an
+    unknown id, or another tenant's, is a 404)."""
+    found = await view.edges_of(session, principal.owner_id, breadcrumb_id, limit)
+    return RecordEdges.model_validate(found, from_attributes=True)

@@ -243,3 +243,23 @@ async def node_rows(
         " WHERE owner_id = :owner AND id = ANY(:ids) AND (ttl IS NULL OR ttl > now())"
     )
     return list(await session.execute(query, {"owner": owner_id, "ids": list(ids)}))
+
+
+async def edges_of(
+    session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID, limit: int
+) -> list[Any]:
+    """Up to ``limit`` edges out of and ``limit`` into ``record_id``, strongest kinds first,
+    each with the other end's title and schema (a live record's only)."""
+    query = text(
+        "(SELECT 'out' AS direction, e.to_id AS other, e.edge_type, e.weight, b.title,"
+        " b.schema_name FROM breadcrumb_edges e JOIN breadcrumbs b ON b.id = e.to_id"
+        " WHERE e.owner_id = :owner AND e.from_id = :id AND (b.ttl IS NULL OR b.ttl > now())"
+        " ORDER BY e.edge_type, e.weight DESC, e.to_id LIMIT :limit)"
+        " UNION ALL"
+        " (SELECT 'in', e.from_id, e.edge_type, e.weight, b.title, b.schema_name"
+        " FROM breadcrumb_edges e JOIN breadcrumbs b ON b.id = e.from_id"
+        " WHERE e.owner_id = :owner AND e.to_id = :id AND (b.ttl IS NULL OR b.ttl > now())"
+        " ORDER BY e.edge_type, e.weight DESC, e.from_id LIMIT :limit)"
+    )
+    params = {"owner": owner_id, "id": record_id, "limit": limit}
+    return list(await session.execute(query, params))

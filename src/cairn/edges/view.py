@@ -48,6 +48,42 @@ class GraphView:
     truncated: bool = False
 
 
+@dataclass(slots=True)
+class RecordLink:
+    id: uuid.UUID
+    title: str
+    schema_name: str | None
+    kind: str
+    weight: float
+
+
+@dataclass(slots=True)
+class RecordLinks:
+    outgoing: list[RecordLink] = field(default_factory=list)
+    incoming: list[RecordLink] = field(default_factory=list)
+    truncated: bool = False
+
+
+async def edges_of(
+    session: AsyncSession, owner: uuid.UUID, record_id: uuid.UUID, limit: int
+) -> RecordLinks:
+    """One record's edges by direction, the other end named (at most ``limit`` each way)."""
+    if not await repository.node_rows(session, owner, [record_id]):
+        raise NotFound(f"breadcrumb {record_id} not found")
+    found = RecordLinks()
+    for row in await repository.edges_of(session, owner, record_id, limit + 1):
+        if row.edge_type not in _KINDS:
+            continue
+        side = found.outgoing if row.direction == "out" else found.incoming
+        kind, title = _KINDS[row.edge_type], (row.title or "")[:TITLE_CHARS]
+        side.append(RecordLink(row.other, title, row.schema_name, kind, float(row.weight)))
+    for side in (found.outgoing, found.incoming):
+        if len(side) > limit:
+            found.truncated = True
+            del side[limit:]
+    return found
+
+
 async def around(
     session: AsyncSession, owner: uuid.UUID, record_id: uuid.UUID, depth: int, limit: int
 ) -> GraphView:

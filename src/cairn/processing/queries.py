@@ -119,3 +119,24 @@ async def islands(
     oldest = f"SELECT b.id {where} ORDER BY b.created_at, b.id LIMIT :sample"
     ids = await _rows(session, oldest, owner, sample=sample)
     return int(count), [row[0] for row in ids]
+
+
+async def record_states(
+    session: AsyncSession, owner: uuid.UUID, record_id: uuid.UUID
+) -> Sequence[Any] | None:
+    """The processing rows of one live record of ``owner``: (stage, state, attempts, done_at,
+    last_error, next_attempt_at, updated_at); None when there is no such record."""
+    found = await session.execute(
+        text(f"SELECT 1 FROM breadcrumbs b WHERE b.id = :id AND b.owner_id = :owner AND {_LIVE}"),
+        {"id": record_id, "owner": owner},
+    )
+    if found.first() is None:
+        return None
+    rows = await session.execute(
+        text(
+            "SELECT stage, state, attempts, done_at, last_error, next_attempt_at, updated_at"
+            " FROM record_processing WHERE owner_id = :owner AND breadcrumb_id = :id"
+        ),
+        {"id": record_id, "owner": owner},
+    )
+    return list(rows)

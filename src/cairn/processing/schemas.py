@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -45,3 +47,20 @@ class Coverage(BaseModel):
         description="session tag prefix → figures, the largest first (at most a few dozen)"
     )
     islands: Islands
+
+
+class StageState(BaseModel):
+    stage: str
+    state: Literal["done", "pending", "failed", "not_needed", "untracked"] = Field(
+        description="untracked: no state kept (the record predates the stage's tracking)"
+    )
+    attempts: int = 0
+    done_at: dt.datetime | None = None
+    last_error: str | None = None
+    next_attempt_at: dt.datetime | None = Field(None, description="when the retry job looks again")
+    updated_at: dt.datetime | None = None
+
+
+class RecordProcessing(BaseModel):
+    id: uuid.UUID
+    stages: list[StageState] = Field(description="every stage, in processing order")

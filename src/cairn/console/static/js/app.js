@@ -3,11 +3,31 @@
 
 import { setToken, token } from "./api.js";
 import * as contexts from "./contexts.js";
-import * as graph from "./graph.js";
+import { failure } from "./dom.js";
 import * as health from "./health.js";
 import * as live from "./live.js";
 import * as records from "./records.js";
 
+// A page whose module is fetched when it is first opened: the graph's d3 (280 KB) is not
+// worth fetching and compiling for every other page. d3 is a UMD bundle that sets the
+// global d3, so it runs before the page's module reads it.
+function lazy(load) {
+  return {
+    mount(root, args) {
+      let page = null;
+      let stopped = false;
+      load().then((module) => {
+        if (!stopped) page = module.mount(root, args) ?? null;
+      }, (error) => root.append(failure(error)));
+      return { stop() { stopped = true; page?.stop?.(); } };
+    },
+  };
+}
+
+const graph = lazy(async () => {
+  await import("../vendor/d3.min.js");
+  return import("./graph.js");
+});
 const PAGES = { live, records, agents: contexts, graph, health };
 let current = null;
 

@@ -1,6 +1,6 @@
 // Graph: the records linked to one record (#/graph/<id>) or to an assembled context's
 // selection (#/graph/context/<id>), from GET /graph, in a force layout (d3, vendored:
-// static/vendor/d3.min.js, loaded by index.html as the global d3). Nodes are coloured by
+// static/vendor/d3.min.js, loaded by app.js before this module as the global d3). Nodes are coloured by
 // schema, edges by kind; a context's selected records and the paths that reached them are
 // drawn heavier. Zoom and pan with the wheel and drag; a click opens the record. Debug
 // paths through the records shown are drawn over it (graph_paths.js).
@@ -13,6 +13,12 @@ const d3 = window.d3;
 const HEIGHT = 560;
 const EDGE_KINDS = ["causal", "temporal", "tag", "semantic"];
 const LABELLED = 40; // nodes carry their titles up to this many
+const LIMITS = [100, 200, 500]; // records drawn at most (GET /graph allows 500)
+const DEFAULT_LIMIT = 200;
+const STEPS_BUDGET_MS = 12; // layout steps per frame: as many as fit in this, then one paint
+const SHOWN_WHILE_LAID_OUT = 150; // records: a larger graph is shown once mostly laid out
+const HIDDEN_BUDGET_MS = 40; // layout steps per frame while nothing is painted
+const SHOW_AT_ALPHA = 0.05; // d3's alpha (1 at the start, 0.001 at the end) to show it at
 
 export function mount(root, args) {
   const [first, second] = args;
@@ -22,6 +28,8 @@ export function mount(root, args) {
 
   const depth = h("select", { name: "depth" },
     [1, 2, 3].map((d) => h("option", { value: d, selected: d === (contextId ? 1 : 2) }, `depth ${d}`)));
+  const most = h("select", { name: "limit" },
+    LIMITS.map((n) => h("option", { value: n, selected: n === DEFAULT_LIMIT }, `${n} records`)));
   const toggle = h("input", { type: "checkbox", name: "paths", id: "paths-toggle" });
   const status = h("span", { id: "graph-status", class: "status" }, "loading…");
   const canvas = h("div", { id: "graph", class: "graph-canvas" });
@@ -32,7 +40,7 @@ export function mount(root, args) {
     h("h1", {}, title),
     h("p", { class: "muted" }, about, " · ",
       h("a", { href: `#/records/${encodeURIComponent(contextId ?? recordId)}` }, "the record")),
-    h("form", { class: "filters" }, depth,
+    h("form", { class: "filters" }, depth, most,
       h("label", {}, toggle, " debug paths ", h("span", { id: "paths-count" }, "")), status),
     canvas, legend);
 
@@ -42,7 +50,7 @@ export function mount(root, args) {
     status.textContent = "loading…";
     const params = contextId ? { context: contextId } : { around: recordId };
     try {
-      const graph = await get("/graph", { ...params, depth: depth.value, limit: 200 });
+      const graph = await get("/graph", { ...params, depth: depth.value, limit: most.value });
       drawing = draw(canvas, legend, graph, recordId);
       const selected = graph.nodes.filter((n) => n.selected).length;
       status.textContent = `${graph.nodes.length} records · ${graph.edges.length} edges`
@@ -56,6 +64,7 @@ export function mount(root, args) {
     }
   }
   depth.addEventListener("change", load);
+  most.addEventListener("change", load);
   load();
   return { stop: () => drawing?.stop() };
 }
@@ -116,7 +125,23 @@ function draw(canvas, legend, graph, centreId) {
     .force("collide", d3.forceCollide(14))
     .alphaDecay(0.05);
   const drawing = { layer: { overlay }, positions, paths: null };
+  // d3 runs one step of the layout per frame, and each frame repaints every line and circle:
+  // at a few hundred records the painting, not the layout, is what costs. So each frame
+  // takes as many steps as fit in its budget and paints once (d3 checks for the end after
+  // this handler, so the layout still ends, and says so, as before).
+  // A large graph is laid out before it is shown: its first steps move every record across
+  // the whole picture, and each of those frames would repaint all of it. The page stays
+  // responsive meanwhile: the steps are spread over frames.
+  let hidden = nodes.length > SHOWN_WHILE_LAID_OUT;
+  svg.classed("laying-out", hidden);
   simulation.on("tick", () => {
+    const until = performance.now() + (hidden ? HIDDEN_BUDGET_MS : STEPS_BUDGET_MS);
+    while (simulation.alpha() >= simulation.alphaMin() && performance.now() < until) simulation.tick();
+    if (hidden) {
+      if (simulation.alpha() > SHOW_AT_ALPHA && simulation.alpha() >= simulation.alphaMin()) return;
+      hidden = false;
+      svg.classed("laying-out", false);
+    }
     line.attr("x1", (d) => d.source.x).attr("y1", (d) => d.source.y)
       .attr("x2", (d) => d.target.x).attr("y2", (d) => d.target.y);
     circle.attr("cx", (d) => d.x).attr("cy", (d) => d.y);

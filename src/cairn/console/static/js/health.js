@@ -1,8 +1,9 @@
-// Health: is Cairn up (PostgreSQL, NATS), is the outbox keeping up, who is listening, how
-// far records got through processing, and how assemblies perform. Refreshes every 5 s.
+// Health: is Cairn up (PostgreSQL, NATS, a worker on the event stream), is the outbox
+// keeping up, who is listening, how far records got through processing, and how assemblies
+// perform. Refreshes every 5 s.
 
 import { get, ready, text } from "./api.js";
-import { failure, h, table } from "./dom.js";
+import { failure, h, table, when } from "./dom.js";
 
 const REFRESH_MS = 5000;
 const METRICS = {
@@ -10,36 +11,64 @@ const METRICS = {
   cairn_sse_connections: "open event streams",
 };
 
+// Each panel is drawn when its own answer arrives: /coverage counts every record of the
+// tenant by stage (the slowest call by far, 100-400 ms at 10k records) and must not hold
+// back readiness, which answers in a few milliseconds.
+const PANELS = [
+  ["Readiness", () => ready(), readinessView],
+  ["Workers", () => get("/workers"), workersView],
+  ["Events", () => text("/metrics"), metricsView],
+  ["Processing", () => get("/coverage"), coverageView],
+  ["Assemblies", () => get("/assemblies/stats"), statsView],
+];
+
 export function mount(root) {
-  const body = h("div", { id: "health" }, h("p", { class: "muted" }, "loading…"));
-  root.append(h("h1", {}, "Health"), body);
+  const panels = PANELS.map(([title]) =>
+    h("section", { class: "panel" }, h("h2", {}, title), h("p", { class: "muted" }, "loading…")));
+  root.append(h("h1", {}, "Health"), h("div", { id: "health" }, panels));
   let timer = null;
+  let stopped = false;
 
   async function refresh() {
-    const parts = await Promise.allSettled([ready(), text("/metrics"), get("/coverage"), get("/assemblies/stats")]);
-    const [readiness, metrics, coverage, stats] = parts;
-    body.replaceChildren(
-      section("Readiness", readiness, readinessView),
-      section("Events", metrics, metricsView),
-      section("Processing", coverage, coverageView),
-      section("Assemblies", stats, statsView),
-    );
-    timer = setTimeout(refresh, REFRESH_MS);
+    await Promise.allSettled(PANELS.map(async ([title, call, view], index) => {
+      let content;
+      try {
+        content = view(await call());
+      } catch (error) {
+        content = failure(error);
+      }
+      panels[index].replaceChildren(h("h2", {}, title), content);
+    }));
+    if (!stopped) timer = setTimeout(refresh, REFRESH_MS);
   }
 
   refresh();
-  return { stop: () => clearTimeout(timer) };
-}
-
-function section(title, settled, view) {
-  const content = settled.status === "fulfilled" ? view(settled.value) : failure(settled.reason);
-  return h("section", { class: "panel" }, h("h2", {}, title), content);
+  return { stop: () => { stopped = true; clearTimeout(timer); } };
 }
 
 function readinessView(body) {
   return h("ul", { class: "checks", id: "readiness" },
     Object.entries(body.checks ?? {}).map(([name, state]) =>
       h("li", { class: state === "ok" ? "ok" : state === "down" ? "down" : "muted" }, `${name}: ${state}`)));
+}
+
+const WORKER_STATES = {
+  pulling: ["ok", "a worker is waiting for events"],
+  busy: ["ok", "workers are handling events"],
+  none: ["down", "no worker is connected: events wait on the stream"],
+  no_consumer: ["down", "no worker has started on this stream"],
+  unknown: ["muted", "NATS is not reachable"],
+};
+
+// The workers' shared consumer on the event stream (GET /workers): is anyone pulling.
+function workersView(body) {
+  return h("ul", { class: "checks", id: "workers" }, body.consumers.map((c) => {
+    const [level, meaning] = WORKER_STATES[c.state] ?? ["muted", c.state];
+    const last = c.last_delivery ? ` · last event handed out ${when(c.last_delivery)}` : "";
+    return h("li", { class: level, "data-state": c.state },
+      `${c.name}: ${c.state} — ${meaning} · ${c.in_progress} in progress, ${c.pending} waiting`
+      + ` on the stream, ${c.waiting_pulls} open pulls${last}`);
+  }));
 }
 
 // Prometheus text: the few gauges worth a glance, summed over their labels.

@@ -1,6 +1,7 @@
 // Records: the newest records or a search (hybrid: meaning and exact words), and one
 // record's page — its raw context, the view an LLM gets (llm_hints applied, with how they
-// applied), the text that was embedded, and its history with what changed in each version.
+// applied), the text that was embedded, its history with what changed in each version, its
+// processing state per stage and its edges in and out.
 
 import { get } from "./api.js";
 import { failure, h, recordLink, table, when } from "./dom.js";
@@ -58,8 +59,60 @@ function showRecord(root, id) {
       body.replaceChildren(...recordPage(full, view, history));
     } catch (error) {
       body.replaceChildren(h("h1", {}, "Record"), failure(error));
+      return;
     }
+    // After the record is on screen: its processing state and its edges, each in place.
+    const path = `/breadcrumbs/${encodeURIComponent(id)}`;
+    const processing = h("section", { id: "processing" }, h("p", { class: "muted" }, "loading…"));
+    const edges = h("section", { id: "edges" }, h("p", { class: "muted" }, "loading…"));
+    body.querySelector("#history-heading").before(
+      h("h2", {}, "Processing"), processing, h("h2", {}, "Edges"), edges);
+    await Promise.all([
+      fill(processing, () => get(`${path}/processing`), processingTable),
+      fill(edges, () => get(`${path}/edges`, { limit: 100 }), edgeTables),
+    ]);
   })();
+}
+
+async function fill(section, call, view) {
+  try {
+    section.replaceChildren(view(await call()));
+  } catch (error) {
+    section.replaceChildren(failure(error));
+  }
+}
+
+const STAGE_MEANING = {
+  embedded: "its vector, for search by meaning",
+  keyed: "its keyword pointers, for exact-word search",
+  chunked: "the vectors of a long record's chunks",
+  edged: "its edges, built by the worker",
+  labelled: "its domain labels",
+};
+
+function processingTable(processing) {
+  return table(["stage", "state", "what it is", "attempts", "when", "error"],
+    processing.stages.map((s) => [
+      s.stage, h("span", { class: `state ${s.state}`, "data-stage": s.stage }, s.state),
+      STAGE_MEANING[s.stage] ?? "", String(s.attempts),
+      s.state === "pending" && s.next_attempt_at ? `next try ${when(s.next_attempt_at)}`
+        : when(s.done_at ?? s.updated_at),
+      s.last_error ?? "",
+    ]));
+}
+
+function edgeTables(edges) {
+  const rows = (list) => list.map((e) => [
+    h("span", { class: `edge-kind ${e.kind}` }, e.kind), recordLink(e.id, e.title || e.id),
+    e.schema_name ?? "", e.weight.toFixed(3)]);
+  const columns = ["kind", "record", "schema", "weight"];
+  const side = (name, list, label) => list.length
+    ? h("div", { id: `edges-${name}` }, h("h3", {}, `${label} (${list.length})`), table(columns, rows(list)))
+    : h("p", { id: `edges-${name}`, class: "muted" }, `no ${label.toLowerCase()}`);
+  return h("div", {},
+    side("out", edges.outgoing, "Out of this record"),
+    side("in", edges.incoming, "Into this record"),
+    edges.truncated ? h("p", { class: "muted" }, "only the strongest shown") : null);
 }
 
 function recordPage(full, view, history) {
@@ -79,7 +132,7 @@ function recordPage(full, view, history) {
     h("p", { class: "muted" }, view.transform ? `llm_hints from: ${view.transform.source}` : ""),
     json(view.context, "rendered-context"),
     full.llm_text ? [h("h2", {}, "Embedded text"), h("pre", { class: "text" }, full.llm_text)] : null,
-    h("h2", {}, "History"), historyTable(history),
+    h("h2", { id: "history-heading" }, "History"), historyTable(history),
   ];
 }
 
