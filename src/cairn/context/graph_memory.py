@@ -1,0 +1,157 @@
+"""Each tenant's graph held in memory by the process that walks it, kept current from the
+database's change log (revision 0025).
+
+The database stays the truth. A tenant's :class:`Adjacency` is loaded on its first walk,
+through that tenant's session (row-level security decides what it holds), together with
+the snapshot it was loaded under. Before every walk, one query asks for the records whose
+edges or walk attributes changed in transactions that snapshot could not see — committed
+since, in whatever order — and their lists are read again. Whenever catching up is not
+obviously right it loads the tenant again instead: after a pause longer than the log's
+retention allows, or when more changed than a reload costs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.context.adjacency import Adjacency, EdgeRow, Ints, Kinds, NodeRow, Weights
+
+log = logging.getLogger(__name__)
+
+# The log keeps ten minutes (revision 0025); catching up after half of that is safe.
+MAX_PAUSE_S = 300.0
+PAGE = 50_000
+_NIL = uuid.UUID(int=0)
+
+_SNAPSHOT = text("SELECT CAST(pg_current_snapshot() AS text)")
+_CHANGED = text(
+    "SELECT CAST(pg_current_snapshot() AS text) AS snapshot, ARRAY("
+    " SELECT DISTINCT record_id FROM graph_changes"
+    " WHERE owner_id = :owner AND xid >= pg_snapshot_xmin(CAST(CAST(:seen AS text) AS pg_snapshot))"
+    " AND NOT pg_visible_in_snapshot(xid, CAST(CAST(:seen AS text) AS pg_snapshot))) AS changed"
+)
+_EDGE_PAGE = text(
+    "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
+    " WHERE owner_id = :owner AND (from_id, to_id, edge_type) > (:a, :b, :k)"
+    " ORDER BY from_id, to_id, edge_type LIMIT :n"
+)
+_EDGES_TOUCHING = text(
+    "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
+    " WHERE owner_id = :owner AND (from_id = ANY(:ids) OR to_id = ANY(:ids))"
+)
+_ATTRIBUTES = (
+    "SELECT id, schema_name,"
+    " ARRAY(SELECT t FROM unnest(tags) AS t WHERE starts_with(t, 'session:')) AS sessions,"
+    " domains FROM breadcrumbs"
+)
+_NODE_PAGE = text(f"{_ATTRIBUTES} WHERE owner_id = :owner AND id > :after ORDER BY id LIMIT :n")
+_NODES = text(f"{_ATTRIBUTES} WHERE owner_id = :owner AND id = ANY(:ids)")
+
+
+@dataclass
+class _Tenant:
+    adjacency: Adjacency
+    snapshot: str
+    synced: float
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+@dataclass
+class GraphMemory:
+    """Tenants' adjacencies, loaded on first use and caught up before each walk."""
+
+    max_pause_s: float = MAX_PAUSE_S
+    tenants: dict[uuid.UUID, _Tenant] = field(default_factory=dict)
+    _loading: dict[uuid.UUID, asyncio.Lock] = field(default_factory=dict)
+    loads: int = 0  # full loads so far (tests and metrics look)
+
+    async def current(self, session: AsyncSession, owner: uuid.UUID) -> Adjacency:
+        """``owner``'s adjacency as of this moment, in ``session`` (scoped to ``owner``)."""
+        self._forget_idle()
+        tenant = self.tenants.get(owner)
+        if tenant is None:
+            async with self._loading.setdefault(owner, asyncio.Lock()):
+                tenant = self.tenants.get(owner)
+                if tenant is None:
+                    tenant = self.tenants[owner] = await self._load(session, owner)
+                    return tenant.adjacency
+        async with tenant.lock:
+            if time.monotonic() - tenant.synced > self.max_pause_s:
+                fresh = await self._load(session, owner)
+                tenant.adjacency, tenant.snapshot = fresh.adjacency, fresh.snapshot
+            else:
+                await self._catch_up(session, owner, tenant)
+            tenant.synced = time.monotonic()
+            return tenant.adjacency
+
+    def forget(self, owner: uuid.UUID) -> None:
+        self.tenants.pop(owner, None)
+
+    def _forget_idle(self) -> None:
+        now = time.monotonic()
+        for owner in [o for o, t in self.tenants.items() if now - t.synced > self.max_pause_s]:
+            if not self.tenants[owner].lock.locked():
+                del self.tenants[owner]
+
+    async def _catch_up(self, session: AsyncSession, owner: uuid.UUID, tenant: _Tenant) -> None:
+        row = (await session.execute(_CHANGED, {"owner": owner, "seen": tenant.snapshot})).one()
+        changed: list[uuid.UUID] = list(row.changed)
+        adjacency = tenant.adjacency
+        if changed and len(changed) > max(1000, adjacency.size // 4):
+            fresh = await self._load(session, owner)
+            tenant.adjacency, tenant.snapshot = fresh.adjacency, fresh.snapshot
+            return
+        if changed:
+            params = {"owner": owner, "ids": changed}
+            edges = [tuple(r) for r in await session.execute(_EDGES_TOUCHING, params)]
+            adjacency.replace_lists(changed, edges)
+            ends = {end for edge in edges for end in edge[:2]}
+            unknown = [e for e in ends if e not in adjacency.index or not adjacency.present[
+                adjacency.index[e]]]  # fmt: skip
+            wanted = list(set(changed) | set(unknown))
+            nodes = [tuple(r) for r in await session.execute(_NODES, params | {"ids": wanted})]
+            seen = {node[0] for node in nodes}
+            adjacency.set_nodes(nodes, gone=[w for w in wanted if w not in seen])
+            if adjacency.overlay_size > adjacency.size // 2 + 2000:
+                adjacency.compact()
+        tenant.snapshot = row.snapshot
+
+    async def _load(self, session: AsyncSession, owner: uuid.UUID) -> _Tenant:
+        """The tenant's whole graph, in pages; the snapshot is taken first, so whatever
+        commits while the pages are read is caught up by the next look."""
+        started = time.perf_counter()
+        snapshot = str(await session.scalar(_SNAPSHOT))
+        adjacency = Adjacency()
+        parts: list[tuple[Ints, Ints, Kinds, Weights]] = []
+        last: tuple[uuid.UUID, uuid.UUID, int] = (_NIL, _NIL, -32768)
+        while True:
+            params = {"owner": owner, "a": last[0], "b": last[1], "k": last[2], "n": PAGE}
+            page: list[EdgeRow] = [tuple(r) for r in await session.execute(_EDGE_PAGE, params)]
+            parts.append(adjacency.columns(page))
+            if len(page) < PAGE:
+                break
+            last = page[-1][:3]
+        after = _NIL
+        while True:
+            params = {"owner": owner, "after": after, "n": PAGE}
+            nodes: list[NodeRow] = [tuple(r) for r in await session.execute(_NODE_PAGE, params)]
+            adjacency.set_nodes(nodes)
+            if len(nodes) < PAGE:
+                break
+            after = nodes[-1][0]
+        adjacency.build_columns(*(np.concatenate(column) for column in zip(*parts, strict=True)))
+        self.loads += 1
+        log.info(
+            "graph of tenant %s in memory: %d records, %d edges, %.1f MB of arrays, %.0f ms",
+            owner, adjacency.size, adjacency.edge_count, adjacency.nbytes / 1e6,
+            (time.perf_counter() - started) * 1000,
+        )  # fmt: skip
+        return _Tenant(adjacency, snapshot, time.monotonic())
