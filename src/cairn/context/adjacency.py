@@ -151,6 +151,39 @@ class Adjacency:
         found = self._in_overlay.get(node)
         return self._in.get(node) if found is None else found
 
+    def gather(
+        self, nodes: NDArray[np.int64], outgoing: bool, cap: int | None = None
+    ) -> tuple[NDArray[np.int64], Ints, Kinds, Weights]:
+        """The lists of many nodes at once, each cut to its first ``cap`` entries: for each
+        entry, the position of its node in ``nodes``, then far end, type and weight."""
+        rows, overlay = (self._out, self._out_overlay) if outgoing else (self._in, self._in_overlay)
+        positions = np.arange(len(nodes), dtype=np.int64)
+        parts: list[tuple[NDArray[np.int64], Ints, Kinds, Weights]] = []
+        if overlay:
+            aside = np.fromiter((int(n) in overlay for n in nodes), np.bool_, len(nodes))
+            for position in positions[aside].tolist():
+                far, kind, weight = overlay[int(nodes[position])]
+                far, kind, weight = far[:cap], kind[:cap], weight[:cap]
+                parts.append((np.full(len(far), position, np.int64), far, kind, weight))
+            positions = positions[~aside]
+        positions = positions[nodes[positions] + 1 < len(rows.indptr)]
+        base = nodes[positions]
+        starts = rows.indptr[base]
+        counts = rows.indptr[base + 1] - starts
+        if cap is not None:
+            counts = np.minimum(counts, cap)
+        shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        at = np.arange(int(counts.sum()), dtype=np.int64) + shift
+        parts.append((np.repeat(positions, counts), rows.far[at], rows.kind[at], rows.weight[at]))
+        if len(parts) == 1:
+            return parts[0]
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]),
+            np.concatenate([p[3] for p in parts]),
+        )
+
     def build(self, edges: Sequence[EdgeRow]) -> None:
         """Every edge at once (the lists of a fresh adjacency)."""
         self.build_columns(*self.columns(edges))

@@ -79,22 +79,12 @@ def hop_rows(
     ``limit`` of them by (cost, id); with isolated domains, the nearest ``limit`` isolated
     ones too, flagged."""
     adjacency = walk.adjacency
-    fars, kinds, weights, starts = [], [], [], []
-    for record_id, cost in frontier.items():
-        node = adjacency.index.get(record_id)
-        if node is None:
-            continue
-        for far, kind, weight in walk.steps(node):
-            fars.append(far)
-            kinds.append(kind)
-            weights.append(weight)
-            starts.append(np.full(len(far), cost, np.float64))
-    if not fars:
+    known = [(adjacency.index[r], c) for r, c in frontier.items() if r in adjacency.index]
+    if not known:
         return []
-    far = np.concatenate(fars).astype(np.int64)
-    total = np.concatenate(starts) + step_costs(
-        costs, np.concatenate(kinds), np.concatenate(weights)
-    )
+    nodes = np.array([n for n, _ in known], np.int64)
+    starts = np.array([c for _, c in known], np.float64)
+    far, total = _steps(walk, nodes, starts, costs)
     ok = walk.walkable(far)
     far, total = far[ok], total[ok]
     reached, inverse = np.unique(far, return_inverse=True)
@@ -104,11 +94,34 @@ def hop_rows(
     rows: list[tuple[uuid.UUID, float, bool]] = []
     for flag in (False, True) if walk.isolated else (False,):
         keep = isolated == flag
-        nodes, cost = reached[keep], best[keep]
-        lo, hi = adjacency.id_order(nodes)
+        chosen, cost = reached[keep], best[keep]
+        lo, hi = adjacency.id_order(chosen)
         order = np.lexsort((lo, hi, cost))[:limit]
-        rows += [(adjacency.ids[int(nodes[i])], float(cost[i]), flag) for i in order]
+        names = adjacency.ids
+        pairs = zip(chosen[order].tolist(), cost[order].tolist(), strict=True)
+        rows += [(names[n], c, flag) for n, c in pairs]
     return rows
+
+
+def _steps(
+    walk: Walk, nodes: NDArray[np.int64], starts: NDArray[np.float64], costs: CostModel
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Every capped step from ``nodes`` (far end, path cost); the quiet record's lists,
+    filtered before the cap, are taken one by one."""
+    adjacency = walk.adjacency
+    quiet = adjacency.index.get(walk.quiet) if walk.quiet is not None else None
+    fars: list[NDArray[np.int64]] = []
+    totals: list[NDArray[np.float64]] = []
+    plain = nodes != quiet if quiet is not None else np.ones(len(nodes), np.bool_)
+    for outgoing in (True, False):
+        at, far, kind, weight = adjacency.gather(nodes[plain], outgoing, walk.fanout)
+        fars.append(far.astype(np.int64))
+        totals.append(starts[plain][at] + step_costs(costs, kind, weight))
+    for position in np.flatnonzero(~plain).tolist():
+        for far, kind, weight in walk.steps(int(nodes[position])):
+            fars.append(far.astype(np.int64))
+            totals.append(starts[position] + step_costs(costs, kind, weight))
+    return np.concatenate(fars), np.concatenate(totals)
 
 
 def step_costs(
@@ -145,22 +158,20 @@ def edges_among(
     adjacency: Adjacency, ids: Iterable[uuid.UUID], quiet: uuid.UUID | None
 ) -> tuple[Edge, ...]:
     """Every edge with both ends in ``ids``, but the ``quiet`` record's temporal ones."""
-    nodes = [adjacency.index[i] for i in ids if i in adjacency.index]
+    nodes = np.array([adjacency.index[i] for i in ids if i in adjacency.index], np.int64)
     inside = np.zeros(adjacency.size, np.bool_)
     inside[nodes] = True
+    at, far, kind, weight = adjacency.gather(nodes, outgoing=True)
+    near = nodes[at]
+    keep = inside[far]
     q = adjacency.index.get(quiet) if quiet is not None else None
-    found: list[Edge] = []
-    names = adjacency.ids
-    for node in nodes:
-        far, kind, weight = adjacency.outgoing(node)
-        keep = inside[far]
-        if q is not None:
-            keep &= (kind != TEMPORAL) | ((far != q) & (node != q))
-        here = names[node]
-        found += [
-            Edge(here, names[b], _EDGE_TYPES[k], w)
-            for b, k, w in zip(
-                far[keep].tolist(), kind[keep].tolist(), weight[keep].tolist(), strict=True
-            )
-        ]
-    return tuple(found)
+    if q is not None:
+        keep &= (kind != TEMPORAL) | ((far != q) & (near != q))
+    names, types = adjacency.ids, _EDGE_TYPES
+    return tuple(
+        Edge(names[a], names[b], types[k], w)
+        for a, b, k, w in zip(
+            near[keep].tolist(), far[keep].tolist(), kind[keep].tolist(),
+            weight[keep].tolist(), strict=True,
+        )
+    )  # fmt: skip
