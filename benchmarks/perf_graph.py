@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -31,12 +32,34 @@ from perf import CACHE, RESULTS, trigger_events  # noqa: E402
 from perfbench import corpus as corpus_module, load, server  # noqa: E402
 
 from cairn.config import Settings  # noqa: E402
+from cairn.context import graph as graph_module  # noqa: E402
 from cairn.context.builder import ContextBuilder  # noqa: E402
 from cairn.context.graph_memory import GraphMemory  # noqa: E402
 from cairn.db.engine import create_engine, create_session_factory, tenant_session  # noqa: E402
 from cairn.runtime.heap import tune_collector  # noqa: E402
 from cairn.transforms import Transforms  # noqa: E402
 from cairn.worker.app import NoEmbedder  # noqa: E402
+
+_PARTS: dict[str, float] = {}
+
+
+def _timed(name: str, function: Any) -> Any:
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await function(*args, **kwargs)
+        finally:
+            _PARTS[name] = _PARTS.get(name, 0.0) + (time.perf_counter() - started) * 1000
+
+    return wrapper
+
+
+def instrument() -> None:
+    """Split the graph phase: the walk's hops, the records, the memory's catch-up."""
+    graph_module.load_records_cached = _timed("records", graph_module.load_records_cached)
+    walk = graph_module._RankedWalk
+    walk.hop = _timed("hops", walk.hop)  # type: ignore[method-assign]
+    GraphMemory.current = _timed("catch_up", GraphMemory.current)  # type: ignore[method-assign]
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -76,9 +99,11 @@ async def measure(args: argparse.Namespace, corpus: Any, database_url: str) -> d
     load_ms = (time.perf_counter() - started) * 1000
     rss_after = server.rss_mb(os.getpid())
     tune_collector()
+    instrument()
     events = trigger_events(corpus, args.triggers + args.warmup)
     samples: dict[str, dict[str, list[float]]] = {
-        name: {"graph": [], "assembly": []} for name in ("memory", "sql")
+        name: {"graph": [], "assembly": [], "hops": [], "records": [], "catch_up": []}
+        for name in ("memory", "sql")
     }
     differ = 0
     for n, event in enumerate(events):
@@ -87,11 +112,14 @@ async def measure(args: argparse.Namespace, corpus: Any, database_url: str) -> d
             pair.reverse()
         outputs = {}
         for name, builder in pair:
+            _PARTS.clear()
             graph, total, rows = await _build(builder, {**event, "event_id": str(uuid.uuid4())})
             outputs[name] = [(text, _stable(explain)) for text, explain in rows]
             if n >= args.warmup:
                 samples[name]["graph"].append(graph)
                 samples[name]["assembly"].append(total)
+                for part in ("hops", "records", "catch_up"):
+                    samples[name][part].append(_PARTS.get(part, 0.0))
         differ += outputs["memory"] != outputs["sql"]
     await engine.dispose()
     edges = adjacency.edge_count
@@ -99,6 +127,10 @@ async def measure(args: argparse.Namespace, corpus: Any, database_url: str) -> d
         "triggers": args.triggers,
         "graph_ms": {name: _percentiles(s["graph"]) for name, s in samples.items()},
         "assembly_ms": {name: _percentiles(s["assembly"]) for name, s in samples.items()},
+        "graph_parts_ms": {
+            name: {part: _percentiles(s[part]) for part in ("hops", "records", "catch_up")}
+            for name, s in samples.items()
+        },
         "outputs_differ": differ,
         "adjacency": {
             "records": adjacency.size,
@@ -112,13 +144,52 @@ async def measure(args: argparse.Namespace, corpus: Any, database_url: str) -> d
     }
 
 
+_UPSERT = (
+    "INSERT INTO breadcrumb_edges (owner_id, from_id, to_id, edge_type, weight)"
+    " VALUES ($1, $2, $3, $4, $5)"
+    " ON CONFLICT (from_id, to_id, edge_type) DO UPDATE SET weight = EXCLUDED.weight"
+)
+
+
+async def edge_write_cost(dsn: str, reps: int = 100, per_write: int = 10) -> dict[str, Any]:
+    """One record's edge writes (``per_write`` upserts in a transaction, as the edge builder
+    does) with the change-log triggers on and off, alternating; milliseconds."""
+    import asyncpg
+
+    rng = random.Random(20)
+    connection = await asyncpg.connect(dsn)
+    times: dict[str, list[float]] = {"triggers_on": [], "triggers_off": []}
+    try:
+        ids = [r[0] for r in await connection.fetch(
+            "SELECT id FROM breadcrumbs WHERE owner_id = $1 LIMIT 5000", corpus_module.OWNER
+        )]  # fmt: skip
+        for rep in range(reps):
+            for on in (True, False) if rep % 2 else (False, True):
+                state = "ENABLE" if on else "DISABLE"
+                await connection.execute(f"ALTER TABLE breadcrumb_edges {state} TRIGGER USER")
+                rows = [
+                    (corpus_module.OWNER, rng.choice(ids), rng.choice(ids), 2, 1.0)
+                    for _ in range(per_write)
+                ]
+                started = time.perf_counter()
+                async with connection.transaction():
+                    await connection.executemany(_UPSERT, rows)
+                times["triggers_on" if on else "triggers_off"].append(
+                    (time.perf_counter() - started) * 1000
+                )
+    finally:
+        await connection.execute("ALTER TABLE breadcrumb_edges ENABLE TRIGGER USER")
+        await connection.close()
+    return {name: _percentiles(values) for name, values in times.items()}
+
+
 def _stable(explain: dict[str, Any]) -> str:
     """The explanation without what differs between two runs of one assembly anyway."""
     return json.dumps(explain, sort_keys=True, default=str)
 
 
 def markdown(result: dict[str, Any]) -> str:
-    a = result["adjacency"]
+    a, w = result["adjacency"], result["edge_write_ms"]
     lines = [
         f"### {result['name']}: graph phase in memory vs SQL, {a['records']:,} records,"
         f" {a['edges']:,} edges",
@@ -137,7 +208,24 @@ def markdown(result: dict[str, Any]) -> str:
         )
     lines += [
         "",
+        "Inside the graph phase, p50 / p99 (hops: the ranked walk's, by query or in memory;"
+        " catch-up: the change-log look before a walk in memory):",
+        "",
+        "| walk | hops | records | catch-up |",
+        "|---|---:|---:|---:|",
+    ]
+    for name in ("sql", "memory"):
+        parts = result["graph_parts_ms"][name]
+        cells = " | ".join(
+            f"{parts[p]['p50']} / {parts[p]['p99']}" for p in ("hops", "records", "catch_up")
+        )
+        lines.append(f"| {name} | {cells} |")
+    lines += [
+        "",
         f"Contexts or explanations that differ between the two: **{result['outputs_differ']}**.",
+        "One record's edge writes (10 upserts, one transaction), change-log triggers on / off:"
+        f" p50 {w['triggers_on']['p50']} / {w['triggers_off']['p50']} ms,"
+        f" p99 {w['triggers_on']['p99']} / {w['triggers_off']['p99']} ms.",
         f"Adjacency: {a['array_bytes'] / 1e6:.2f} MB of arrays, loaded in {a['load_ms']} ms;"
         f" RSS {a['rss_before_mb']} → {a['rss_after_mb']} MB"
         f" ({a['rss_bytes_per_edge']} bytes per edge, ids and dictionary included).",
@@ -162,6 +250,7 @@ def main() -> None:
         asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
         result = {"name": args.name, "scale": args.scale}
         result |= asyncio.run(measure(args, corpus, services.database_url))
+        result["edge_write_ms"] = asyncio.run(edge_write_cost(services.postgres.dsn))
     result["loadavg"] = [round(x, 2) for x in os.getloadavg()]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n")
