@@ -212,3 +212,16 @@ async def test_each_tenant_has_its_own_memory(app: FastAPI) -> None:
     assert set((await _walk(app, theirs, [x, a], memory)).records) == {x, y}
     held = memory.tenants[mine].adjacency.index
     assert x not in held and y not in held
+
+
+async def test_a_graph_loaded_in_many_pages_is_whole(app: FastAPI, monkeypatch: Any) -> None:
+    from cairn.context import graph_memory
+
+    monkeypatch.setattr(graph_memory, "PAGE", 3)
+    owner = await _tenant(app)
+    nodes = await _records(app, owner, [("a.v1", [], [])] * 8)
+    await _link(app, owner, [(a, b, 3, 0.7) for a in nodes[:3] for b in nodes[3:]])
+    memory = GraphMemory()
+    graph = await _walk(app, owner, [nodes[0]], memory)
+    assert set(graph.records) == set(nodes)
+    assert memory.tenants[owner].adjacency.edge_count == 15

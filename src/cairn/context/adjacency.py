@@ -246,6 +246,24 @@ class Adjacency:
         arrays = (self._hi, self._lo, self.present, self.schema, self.sessions, self.domains)
         return self._out.nbytes + self._in.nbytes + sum(a.nbytes for a in arrays)
 
+    def intern_keys(self, packed: bytes) -> Ints:
+        """Records by their ids as 16-byte strings one after the other (PostgreSQL's
+        ``uuid_send``), each distinct id made a ``UUID`` once: loading a large graph costs
+        Python per record, not per edge end."""
+        keys = np.frombuffer(packed, dtype=">u8").reshape(-1, 2).astype(np.uint64)
+        hi, lo = keys[:, 0], keys[:, 1]
+        order = np.lexsort((lo, hi))
+        h, low = hi[order], lo[order]
+        first = np.ones(len(h), np.bool_)
+        first[1:] = (h[1:] != h[:-1]) | (low[1:] != low[:-1])
+        group = np.cumsum(first) - 1
+        distinct = zip(h[first].tolist(), low[first].tolist(), strict=True)
+        intern = self.intern
+        nodes = np.array([intern(uuid.UUID(int=(a << 64) | b)) for a, b in distinct], np.int32)
+        out = np.empty(len(hi), np.int32)
+        out[order] = nodes[group]
+        return out
+
     def columns(self, edges: Sequence[EdgeRow]) -> tuple[Ints, Ints, Kinds, Weights]:
         """Edges as arrays, their ends interned."""
         intern = self.intern

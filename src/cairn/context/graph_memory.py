@@ -22,7 +22,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.context.adjacency import Adjacency, EdgeRow, Ints, Kinds, NodeRow, Weights
+from cairn.context.adjacency import Adjacency, Ints, Kinds, NodeRow, Weights
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +38,16 @@ _CHANGED = text(
     " WHERE owner_id = :owner AND xid >= pg_snapshot_xmin(CAST(CAST(:seen AS text) AS pg_snapshot))"
     " AND NOT pg_visible_in_snapshot(xid, CAST(CAST(:seen AS text) AS pg_snapshot))) AS changed"
 )
+# A page of edges as four values: both ends packed 16 bytes each, types, weights.
+_KEY = "from_id, to_id, edge_type"
 _EDGE_PAGE = text(
-    "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
-    " WHERE owner_id = :owner AND (from_id, to_id, edge_type) > (:a, :b, :k)"
-    " ORDER BY from_id, to_id, edge_type LIMIT :n"
+    f"SELECT string_agg(uuid_send(from_id), ''::bytea ORDER BY {_KEY}) AS froms,"
+    f" string_agg(uuid_send(to_id), ''::bytea ORDER BY {_KEY}) AS tos,"
+    f" array_agg(edge_type ORDER BY {_KEY}) AS kinds,"
+    f" array_agg(weight ORDER BY {_KEY}) AS weights"
+    " FROM (SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
+    "  WHERE owner_id = :owner AND (from_id, to_id, edge_type) > (:a, :b, :k)"
+    f"  ORDER BY {_KEY} LIMIT :n) AS page"
 )
 _EDGES_TOUCHING = text(
     "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
@@ -134,11 +140,17 @@ class GraphMemory:
         last: tuple[uuid.UUID, uuid.UUID, int] = (_NIL, _NIL, -32768)
         while True:
             params = {"owner": owner, "a": last[0], "b": last[1], "k": last[2], "n": PAGE}
-            page: list[EdgeRow] = [tuple(r) for r in await session.execute(_EDGE_PAGE, params)]
-            parts.append(adjacency.columns(page))
-            if len(page) < PAGE:
+            page = (await session.execute(_EDGE_PAGE, params)).one()
+            if page.kinds is None:
                 break
-            last = page[-1][:3]
+            froms, tos = bytes(page.froms), bytes(page.tos)
+            parts.append((
+                adjacency.intern_keys(froms), adjacency.intern_keys(tos),
+                np.array(page.kinds, np.int8), np.array(page.weights, np.float32),
+            ))  # fmt: skip
+            if len(page.kinds) < PAGE:
+                break
+            last = (uuid.UUID(bytes=froms[-16:]), uuid.UUID(bytes=tos[-16:]), page.kinds[-1])
         after = _NIL
         while True:
             params = {"owner": owner, "after": after, "n": PAGE}
@@ -147,7 +159,10 @@ class GraphMemory:
             if len(nodes) < PAGE:
                 break
             after = nodes[-1][0]
-        adjacency.build_columns(*(np.concatenate(column) for column in zip(*parts, strict=True)))
+        if parts:
+            adjacency.build_columns(*(np.concatenate(c) for c in zip(*parts, strict=True)))
+        else:
+            adjacency.build([])
         self.loads += 1
         log.info(
             "graph of tenant %s in memory: %d records, %d edges, %.1f MB of arrays, %.0f ms",
