@@ -123,6 +123,7 @@ async def measure(args: argparse.Namespace, corpus: Any, database_url: str) -> d
         differ += outputs["memory"] != outputs["sql"]
     await engine.dispose()
     edges = adjacency.edge_count
+    cut, longer = adjacency.cut_ties(settings.context.fanout)
     return {
         "triggers": args.triggers,
         "graph_ms": {name: _percentiles(s["graph"]) for name, s in samples.items()},
@@ -132,6 +133,7 @@ async def measure(args: argparse.Namespace, corpus: Any, database_url: str) -> d
             for name, s in samples.items()
         },
         "outputs_differ": differ,
+        "fanout_ties": {"lists_longer_than_fanout": longer, "cut_inside_a_tie": cut},
         "adjacency": {
             "records": adjacency.size,
             "edges": edges,
@@ -223,6 +225,9 @@ def markdown(result: dict[str, Any]) -> str:
     lines += [
         "",
         f"Contexts or explanations that differ between the two: **{result['outputs_differ']}**.",
+        f"Edge lists longer than the fan-out: {result['fanout_ties']['lists_longer_than_fanout']},"
+        f" of which the cap cuts inside a tie of type and weight (decided by the id order):"
+        f" {result['fanout_ties']['cut_inside_a_tie']}.",
         "One record's edge writes (10 upserts, one transaction), change-log triggers on / off:"
         f" p50 {w['triggers_on']['p50']} / {w['triggers_off']['p50']} ms,"
         f" p99 {w['triggers_on']['p99']} / {w['triggers_off']['p99']} ms.",

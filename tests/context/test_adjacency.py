@@ -56,3 +56,11 @@ def test_replaced_lists_and_compaction_agree_with_a_fresh_build() -> None:
     adjacency.compact()
     assert adjacency.overlay_size == 0
     assert _lists(adjacency, list(expected)) == expected
+
+
+def test_cut_ties_counts_caps_that_fall_inside_equal_type_and_weight() -> None:
+    hub, *leaves = _ids(5)
+    adjacency = Adjacency()
+    adjacency.build([(hub, leaf, 2, 1.0) for leaf in leaves[:3]] + [(hub, leaves[3], 3, 0.5)])
+    assert adjacency.cut_ties(2) == (1, 1)  # entries 2 and 3: both tag edges of weight 1
+    assert adjacency.cut_ties(3) == (0, 1)  # entries 3 and 4: a tag and a semantic edge

@@ -231,6 +231,20 @@ class Adjacency:
             setattr(self, name, _Rows(indptr, far_all, kind_all, weight_all))
             overlay.clear()
 
+    def cut_ties(self, cap: int) -> tuple[int, int]:
+        """Of the lists longer than ``cap``, how many the cap cuts between two entries of
+        equal type and weight (where only the id tie-break decides), and how many there are
+        (arrays only, overlay not counted)."""
+        cut = longer = 0
+        for rows in (self._out, self._in):
+            starts = rows.indptr[:-1]
+            long_ = np.flatnonzero(np.diff(rows.indptr) > cap)
+            at = starts[long_] + cap - 1
+            same = (rows.kind[at] == rows.kind[at + 1]) & (rows.weight[at] == rows.weight[at + 1])
+            cut += int(same.sum())
+            longer += len(long_)
+        return cut, longer
+
     @property
     def edge_count(self) -> int:
         """Edges in the arrays (lists in the overlay not counted)."""
