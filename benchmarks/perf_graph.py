@@ -146,6 +146,12 @@ async def measure(args: argparse.Namespace, corpus: Any, database_url: str) -> d
     }
 
 
+_UPSERT_ONE = (
+    "INSERT INTO breadcrumb_edges (owner_id, from_id, to_id, edge_type, weight)"
+    " SELECT $1, f, t, k, w FROM unnest($2::uuid[], $3::uuid[], $4::smallint[], $5::real[])"
+    " AS e(f, t, k, w)"
+    " ON CONFLICT (from_id, to_id, edge_type) DO UPDATE SET weight = EXCLUDED.weight"
+)
 _UPSERT = (
     "INSERT INTO breadcrumb_edges (owner_id, from_id, to_id, edge_type, weight)"
     " VALUES ($1, $2, $3, $4, $5)"
@@ -155,12 +161,15 @@ _UPSERT = (
 
 async def edge_write_cost(dsn: str, reps: int = 100, per_write: int = 10) -> dict[str, Any]:
     """One record's edge writes (``per_write`` upserts in a transaction, as the edge builder
-    does) with the change-log triggers on and off, alternating; milliseconds."""
+    does) with the change-log triggers on and off, one statement per edge or one for all,
+    alternating; milliseconds."""
     import asyncpg
 
     rng = random.Random(20)
     connection = await asyncpg.connect(dsn)
-    times: dict[str, list[float]] = {"triggers_on": [], "triggers_off": []}
+    times: dict[str, list[float]] = {
+        f"{way}_triggers_{state}": [] for way in ("each", "one") for state in ("on", "off")
+    }
     try:
         ids = [r[0] for r in await connection.fetch(
             "SELECT id FROM breadcrumbs WHERE owner_id = $1 LIMIT 5000", corpus_module.OWNER
@@ -173,12 +182,16 @@ async def edge_write_cost(dsn: str, reps: int = 100, per_write: int = 10) -> dic
                     (corpus_module.OWNER, rng.choice(ids), rng.choice(ids), 2, 1.0)
                     for _ in range(per_write)
                 ]
-                started = time.perf_counter()
-                async with connection.transaction():
-                    await connection.executemany(_UPSERT, rows)
-                times["triggers_on" if on else "triggers_off"].append(
-                    (time.perf_counter() - started) * 1000
-                )
+                for way in ("each", "one") if rep % 3 else ("one", "each"):
+                    started = time.perf_counter()
+                    async with connection.transaction():
+                        if way == "each":
+                            await connection.executemany(_UPSERT, rows)
+                        else:
+                            columns = list(zip(*rows, strict=True))
+                            await connection.execute(_UPSERT_ONE, rows[0][0], *columns[1:])
+                    name = f"{way}_triggers_{'on' if on else 'off'}"
+                    times[name].append((time.perf_counter() - started) * 1000)
     finally:
         await connection.execute("ALTER TABLE breadcrumb_edges ENABLE TRIGGER USER")
         await connection.close()
@@ -228,9 +241,13 @@ def markdown(result: dict[str, Any]) -> str:
         f"Edge lists longer than the fan-out: {result['fanout_ties']['lists_longer_than_fanout']},"
         f" of which the cap cuts inside a tie of type and weight (decided by the id order):"
         f" {result['fanout_ties']['cut_inside_a_tie']}.",
-        "One record's edge writes (10 upserts, one transaction), change-log triggers on / off:"
-        f" p50 {w['triggers_on']['p50']} / {w['triggers_off']['p50']} ms,"
-        f" p99 {w['triggers_on']['p99']} / {w['triggers_off']['p99']} ms.",
+        "One record's edge writes (10 upserts, one transaction), change-log triggers on / off,"
+        " p50 (p99) ms: one statement per edge"
+        f" {w['each_triggers_on']['p50']} ({w['each_triggers_on']['p99']}) /"
+        f" {w['each_triggers_off']['p50']} ({w['each_triggers_off']['p99']});"
+        " one statement for all"
+        f" {w['one_triggers_on']['p50']} ({w['one_triggers_on']['p99']}) /"
+        f" {w['one_triggers_off']['p50']} ({w['one_triggers_off']['p99']}).",
         f"Adjacency: {a['array_bytes'] / 1e6:.2f} MB of arrays, loaded in {a['load_ms']} ms;"
         f" RSS {a['rss_before_mb']} → {a['rss_after_mb']} MB"
         f" ({a['rss_bytes_per_edge']} bytes per edge, ids and dictionary included).",
