@@ -96,6 +96,7 @@ async def measure(args: argparse.Namespace, corpus: Any, database_url: str) -> d
     started = time.perf_counter()
     async with tenant_session(sessions, corpus_module.OWNER) as session, session.begin():
         adjacency = await memory.current(session, corpus_module.OWNER)
+    assert adjacency is not None
     load_ms = (time.perf_counter() - started) * 1000
     rss_after = server.rss_mb(os.getpid())
     tune_collector()

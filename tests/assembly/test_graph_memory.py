@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sqlalchemy import text
@@ -225,3 +226,27 @@ async def test_a_graph_loaded_in_many_pages_is_whole(app: FastAPI, monkeypatch: 
     graph = await _walk(app, owner, [nodes[0]], memory)
     assert set(graph.records) == set(nodes)
     assert memory.tenants[owner].adjacency.edge_count == 15
+
+
+class _RolledBack(Exception):
+    pass
+
+
+async def test_a_transaction_that_wrote_walks_by_sql(app: FastAPI) -> None:
+    """Its own edges are not committed yet and may never be: the memory neither takes them
+    nor moves past them; once committed, they are walked from memory."""
+    owner = await _tenant(app)
+    a, b = await _records(app, owner, [("a.v1", [], [])] * 2)
+    memory = GraphMemory()
+    assert set((await _walk(app, owner, [a], memory)).records) == {a}
+    resources = app.state.resources
+    with pytest.raises(_RolledBack):
+        async with tenant_session(resources.session_factory, owner) as session, session.begin():
+            await upsert_edges(session, owner, [(a, b, 0, 1.0)])
+            graph = await load_graph(session, owner, [a], frozenset(), memory=memory)
+            assert set(graph.records) == {a, b}  # by SQL, which sees its own write
+            raise _RolledBack
+    assert set((await _walk(app, owner, [a], memory)).records) == {a}
+    await _link(app, owner, [(a, b, 0, 1.0)])
+    assert set((await _walk(app, owner, [a], memory)).records) == {a, b}
+    assert memory.loads == 1

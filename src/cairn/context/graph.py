@@ -228,13 +228,16 @@ async def _memory_walk(
     scope: Sequence[str] | None,
     isolated: frozenset[str],
 ) -> Walk | None:
-    """The walk over the tenant's arrays, when there are any. The arrays keep each record's
-    session tags only: a scope naming other tags is the SQL's to walk."""
+    """The walk over the tenant's arrays, when there are any and the transaction has not
+    written yet. The arrays keep each record's session tags only: a scope naming other tags
+    is the SQL's to walk."""
     if memory is None or (
         scope is not None and not all(t.startswith(SESSION_PREFIX) for t in scope)
     ):
         return None
     adjacency = await memory.current(session, owner_id)
+    if adjacency is None:
+        return None
     within = None if scope is None else frozenset(scope)
     return Walk(adjacency, fanout, quiet, excluded, within, isolated)
 

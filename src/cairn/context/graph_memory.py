@@ -31,9 +31,12 @@ MAX_PAUSE_S = 300.0
 PAGE = 50_000
 _NIL = uuid.UUID(int=0)
 
-_SNAPSHOT = text("SELECT CAST(pg_current_snapshot() AS text)")
+# A transaction that has written (it has an id) may have written edges that are not yet
+# committed, and may never be: its walks are the SQL's.
+_WRITING = "pg_current_xact_id_if_assigned() IS NOT NULL AS writing"
+_SNAPSHOT = text(f"SELECT CAST(pg_current_snapshot() AS text) AS snapshot, {_WRITING}")
 _CHANGED = text(
-    "SELECT CAST(pg_current_snapshot() AS text) AS snapshot, ARRAY("
+    f"SELECT CAST(pg_current_snapshot() AS text) AS snapshot, {_WRITING}, ARRAY("
     " SELECT DISTINCT record_id FROM graph_changes"
     " WHERE owner_id = :owner AND xid >= pg_snapshot_xmin(CAST(CAST(:seen AS text) AS pg_snapshot))"
     " AND NOT pg_visible_in_snapshot(xid, CAST(CAST(:seen AS text) AS pg_snapshot))) AS changed"
@@ -62,6 +65,10 @@ _NODE_PAGE = text(f"{_ATTRIBUTES} WHERE owner_id = :owner AND id > :after ORDER 
 _NODES = text(f"{_ATTRIBUTES} WHERE owner_id = :owner AND id = ANY(:ids)")
 
 
+class _Writing(Exception):
+    """The transaction has written: the memory neither loads nor catches up in it."""
+
+
 @dataclass
 class _Tenant:
     adjacency: Adjacency
@@ -79,8 +86,15 @@ class GraphMemory:
     _loading: dict[uuid.UUID, asyncio.Lock] = field(default_factory=dict)
     loads: int = 0  # full loads so far (tests and metrics look)
 
-    async def current(self, session: AsyncSession, owner: uuid.UUID) -> Adjacency:
-        """``owner``'s adjacency as of this moment, in ``session`` (scoped to ``owner``)."""
+    async def current(self, session: AsyncSession, owner: uuid.UUID) -> Adjacency | None:
+        """``owner``'s adjacency as of this moment, in ``session`` (scoped to ``owner``);
+        None when the session's transaction has already written (walk by SQL then)."""
+        try:
+            return await self._current(session, owner)
+        except _Writing:
+            return None
+
+    async def _current(self, session: AsyncSession, owner: uuid.UUID) -> Adjacency:
         self._forget_idle()
         tenant = self.tenants.get(owner)
         if tenant is None:
@@ -109,6 +123,8 @@ class GraphMemory:
 
     async def _catch_up(self, session: AsyncSession, owner: uuid.UUID, tenant: _Tenant) -> None:
         row = (await session.execute(_CHANGED, {"owner": owner, "seen": tenant.snapshot})).one()
+        if row.writing:
+            raise _Writing
         changed: list[uuid.UUID] = list(row.changed)
         adjacency = tenant.adjacency
         if changed and len(changed) > max(1000, adjacency.size // 4):
@@ -134,7 +150,10 @@ class GraphMemory:
         """The tenant's whole graph, in pages; the snapshot is taken first, so whatever
         commits while the pages are read is caught up by the next look."""
         started = time.perf_counter()
-        snapshot = str(await session.scalar(_SNAPSHOT))
+        found = (await session.execute(_SNAPSHOT)).one()
+        if found.writing:
+            raise _Writing
+        snapshot = str(found.snapshot)
         adjacency = Adjacency()
         parts: list[tuple[Ints, Ints, Kinds, Weights]] = []
         last: tuple[uuid.UUID, uuid.UUID, int] = (_NIL, _NIL, -32768)
