@@ -250,3 +250,21 @@ async def test_a_transaction_that_wrote_walks_by_sql(app: FastAPI) -> None:
     await _link(app, owner, [(a, b, 0, 1.0)])
     assert set((await _walk(app, owner, [a], memory)).records) == {a, b}
     assert memory.loads == 1
+
+
+async def test_with_sessions_of_its_own_the_first_load_runs_apart(app: FastAPI) -> None:
+    """As in the worker: the first walk of a tenant goes by SQL while its graph loads."""
+    owner = await _tenant(app)
+    a, b = await _records(app, owner, [("a.v1", [], [])] * 2)
+    await _link(app, owner, [(a, b, 0, 1.0)])
+    resources = app.state.resources
+    memory = GraphMemory(sessions=resources.session_factory)
+    async with tenant_session(resources.session_factory, owner) as session, session.begin():
+        assert await memory.current(session, owner) is None
+    assert set((await _walk(app, owner, [a], memory)).records) == {a, b}
+    await memory.loaded(owner)
+    async with tenant_session(resources.session_factory, owner) as session, session.begin():
+        adjacency = await memory.current(session, owner)
+    assert adjacency is not None and adjacency.edge_count == 1
+    assert set((await _walk(app, owner, [a], memory)).records) == {a, b}
+    assert memory.loads == 1

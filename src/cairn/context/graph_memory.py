@@ -1,7 +1,8 @@
 """Each tenant's graph held in memory by the process that walks it, kept current from the
 database's change log (revision 0025).
 
-The database stays the truth. A tenant's :class:`Adjacency` is loaded on its first walk,
+The database stays the truth. A tenant's :class:`Adjacency` is loaded on its first walk
+(apart from it, in the worker, which walks by SQL meanwhile),
 through that tenant's session (row-level security decides what it holds), together with
 the snapshot it was loaded under. Before every walk, one query asks for the records whose
 edges or walk attributes changed in transactions that snapshot could not see — committed
@@ -20,9 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.context.adjacency import Adjacency, Ints, Kinds, NodeRow, Weights
+from cairn.db.engine import tenant_session
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +71,10 @@ class _Writing(Exception):
     """The transaction has written: the memory neither loads nor catches up in it."""
 
 
+class _NotReady(Exception):
+    """The tenant's graph is still being loaded apart."""
+
+
 @dataclass
 class _Tenant:
     adjacency: Adjacency
@@ -85,18 +91,33 @@ class GraphMemory:
     tenants: dict[uuid.UUID, _Tenant] = field(default_factory=dict)
     _loading: dict[uuid.UUID, asyncio.Lock] = field(default_factory=dict)
     loads: int = 0  # full loads so far (tests and metrics look)
+    # With a session factory, a tenant's first load runs apart, and its walks go by SQL until
+    # it is done: a large graph takes seconds to load, and no assembly should wait for it.
+    sessions: async_sessionmaker[AsyncSession] | None = None
+    _apart: dict[uuid.UUID, asyncio.Task[None]] = field(default_factory=dict)
 
     async def current(self, session: AsyncSession, owner: uuid.UUID) -> Adjacency | None:
         """``owner``'s adjacency as of this moment, in ``session`` (scoped to ``owner``);
         None when the session's transaction has already written (walk by SQL then)."""
         try:
             return await self._current(session, owner)
-        except _Writing:
+        except (_Writing, _NotReady):
             return None
+
+    async def loaded(self, owner: uuid.UUID) -> None:
+        """Until a load started apart for ``owner`` is over."""
+        task = self._apart.get(owner)
+        if task is not None:
+            await asyncio.wait({task})
 
     async def _current(self, session: AsyncSession, owner: uuid.UUID) -> Adjacency:
         self._forget_idle()
         tenant = self.tenants.get(owner)
+        if tenant is None and self.sessions is not None:
+            if owner not in self._apart:
+                task = asyncio.create_task(self._load_apart(owner), name=f"graph-load-{owner}")
+                self._apart[owner] = task
+            raise _NotReady
         if tenant is None:
             async with self._loading.setdefault(owner, asyncio.Lock()):
                 tenant = self.tenants.get(owner)
@@ -111,6 +132,16 @@ class GraphMemory:
                 await self._catch_up(session, owner, tenant)
             tenant.synced = time.monotonic()
             return tenant.adjacency
+
+    async def _load_apart(self, owner: uuid.UUID) -> None:
+        assert self.sessions is not None
+        try:
+            async with tenant_session(self.sessions, owner) as session, session.begin():
+                self.tenants[owner] = await self._load(session, owner)
+        except Exception:
+            log.warning("loading the graph of tenant %s failed; walks by SQL", owner, exc_info=True)
+        finally:
+            self._apart.pop(owner, None)
 
     def forget(self, owner: uuid.UUID) -> None:
         self.tenants.pop(owner, None)

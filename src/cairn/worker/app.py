@@ -52,7 +52,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
             ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
         )
         if settings.context.graph_in_memory:
-            builder.graphs = GraphMemory()
+            builder.graphs = GraphMemory(sessions=sessions)
         await holder.run()
         consumer = worker_consumer(
             settings, sessions, holder, builder, durable=settings.worker_durable,
