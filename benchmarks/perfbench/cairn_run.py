@@ -24,6 +24,7 @@ from typing import Any
 from cairn.config import Settings
 from cairn.context import builder as builder_module
 from cairn.context.builder import ContextBuilder
+from cairn.context.graph_memory import GraphMemory
 from cairn.context.sources import (
     always as always_source,
     semantic as semantic_source,
@@ -83,6 +84,9 @@ class CairnRunner:
         self.probe = probe
         self.engine: Any = None
         self.builder: ContextBuilder | None = None
+        # As the worker: tenants' graphs in memory, one per process (a cold trigger's fresh
+        # builder shares it, as a worker's assemblies do from its start).
+        self.graphs = GraphMemory() if settings.context.graph_in_memory else None
 
     def _make(self) -> tuple[Any, ContextBuilder]:
         engine = create_engine(self.settings.database_url or "", self.settings)
@@ -90,6 +94,7 @@ class CairnRunner:
         builder = ContextBuilder.create(
             self.settings, sessions, Transforms(self.settings.transforms), NoEmbedder()
         )
+        builder.graphs = self.graphs
         return engine, builder
 
     async def fresh(self) -> None:

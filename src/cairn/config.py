@@ -189,6 +189,9 @@ class ContextSettings(BaseModel):
     # LoCoMo evidence recall is the same at 120, 200 and 300 at every budget (500-4000
     # tokens); the graph, render and select stages cost in proportion.
     max_candidates: int = 150
+    # The worker walks each tenant's graph in memory (context.graph_memory), kept current
+    # from the database's change log; off: one recursive query per walk.
+    graph_in_memory: bool = True
     # A semantic seed gains this share of its best temporal neighbour's score: a turn
     # inside a relevant exchange matters more than an isolated match (context.support).
     neighbour_support: float = Field(default=0.1, ge=0.0, le=1.0)

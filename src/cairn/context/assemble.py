@@ -22,6 +22,7 @@ from cairn.context.budget import resolve_budget
 from cairn.context.domains import DomainSet
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
+from cairn.context.graph_memory import GraphMemory
 from cairn.context.isolation import classify_trigger, half_life_of, isolated_domains
 from cairn.context.layout import layout_for
 from cairn.context.model import (
@@ -87,11 +88,13 @@ async def assemble(
     timer: Timer | None = None,
     budget_override: int | None = None,
     domains: DomainSet | None = None,
+    graphs: GraphMemory | None = None,
 ) -> Assembly:
     """The assembled context for ``agent`` and the trigger (stored or a query's, see
     context.trigger). ``timer`` may already hold the phases that found the trigger;
     ``budget_override`` (an on-demand request's ``budget``) comes before every setting;
-    ``domains``: the tenant's, if it defines any (context.isolation)."""
+    ``domains``: the tenant's, if it defines any (context.isolation); ``graphs``: the
+    tenants' graphs in memory, if this process keeps them (context.graph_memory)."""
     timer = timer or Timer()
     owner = agent.owner_id
     trigger = found.record
@@ -127,6 +130,7 @@ async def assemble(
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
             cache=record_cache, quiet=trigger.id,
             scope=sessions if agent.session_scoped_graph else None, isolated=isolated,
+            memory=graphs,
         )  # fmt: skip
     named = {item.record_id for item in upstream}  # a record is dropped once, where first met
     walked_past = [

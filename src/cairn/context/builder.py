@@ -24,6 +24,7 @@ from cairn.context.assemble import Assembly, AssemblyOptions, assemble
 from cairn.context.directory import Directory
 from cairn.context.domain_store import load_domains
 from cairn.context.explain import Timer
+from cairn.context.graph_memory import GraphMemory
 from cairn.context.model import Record
 from cairn.context.ranking import single_threaded_blas
 from cairn.context.records import RecordCache
@@ -66,6 +67,9 @@ class ContextBuilder:
     history_versions: int = 20
     # On-demand assemblies' log entries, written after their answers (the API runs it).
     assembly_log: EntryQueue | None = None
+    # Tenants' graphs walked in memory instead of by SQL (the worker's, see
+    # context.graph_memory); None: by SQL.
+    graphs: GraphMemory | None = None
 
     @classmethod
     def create(
@@ -192,6 +196,7 @@ class ContextBuilder:
             common_words=self.common_words, llm_config=await _llm_config(session, agent),
             timer=timer, budget_override=budget,
             domains=await load_domains(session, agent.owner_id, self.embedder),
+            graphs=self.graphs,
         )  # fmt: skip
 
     async def item_blocks(

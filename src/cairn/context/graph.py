@@ -20,6 +20,10 @@ that order, so a budget that fills within the first few hundred never sees the
 difference, while loading, rendering and token-counting the whole two-hop neighbourhood
 (thousands of records around busy seeds, tens of thousands at scale) would dominate the
 assembly.
+
+Each edge list is taken in one order, ties broken by the far end's id, so that the walk
+over a worker's in-memory arrays (context.graph_memory, context.walk_memory) gives the
+same answer as these queries.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from typing import Any
 from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from cairn.context.model import Edge, EdgeType, Graph, Record
+from cairn.context.graph_memory import GraphMemory
+from cairn.context.model import SESSION_PREFIX, Edge, EdgeType, Graph, Record
 from cairn.context.pathfinder import DEFAULT_COSTS, CostModel
 from cairn.context.records import (
     RecordCache,
@@ -40,6 +45,7 @@ from cairn.context.records import (
     load_records,
     load_records_cached,
 )
+from cairn.context.walk_memory import Walk, edges_among, hop_rows, plain_walk
 
 # A reached record is in scope: it shares a session with the trigger, or it belongs to no
 # session at all. Only written into the queries of a scoped walk.
@@ -68,12 +74,12 @@ _WALK = f"""
             (SELECT e.to_id AS id FROM breadcrumb_edges e
               WHERE e.from_id = walk.id AND e.owner_id = :owner
                 AND {_not_quiet("walk.id")}
-              ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+              ORDER BY e.edge_type, e.weight DESC, e.to_id LIMIT :fanout)
             UNION ALL
             (SELECT e.from_id AS id FROM breadcrumb_edges e
               WHERE e.to_id = walk.id AND e.owner_id = :owner
                 AND {_not_quiet("walk.id")}
-              ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+              ORDER BY e.edge_type, e.weight DESC, e.from_id LIMIT :fanout)
         ) AS step
         JOIN breadcrumbs b ON b.id = step.id
         WHERE walk.depth < :radius
@@ -119,12 +125,12 @@ def hop_query(costs: CostModel, isolating: bool = False, scoped: bool = False) -
                 (SELECT e.to_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
                   WHERE e.from_id = frontier.id AND e.owner_id = :owner
                     AND {_not_quiet("frontier.id")}
-                  ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+                  ORDER BY e.edge_type, e.weight DESC, e.to_id LIMIT :fanout)
                 UNION ALL
                 (SELECT e.from_id AS id, e.edge_type, e.weight FROM breadcrumb_edges e
                   WHERE e.to_id = frontier.id AND e.owner_id = :owner
                     AND {_not_quiet("frontier.id")}
-                  ORDER BY e.edge_type, e.weight DESC LIMIT :fanout)
+                  ORDER BY e.edge_type, e.weight DESC, e.from_id LIMIT :fanout)
             ) AS step
         ) AS hop
         JOIN breadcrumbs b ON b.id = hop.id
@@ -163,34 +169,46 @@ async def load_graph(
     quiet: uuid.UUID | None = None,
     scope: Sequence[str] | None = None,
     isolated: frozenset[str] = frozenset(),
+    memory: GraphMemory | None = None,
 ) -> Graph:
     """Records and edges within ``radius`` hops of ``seeds`` (``preloaded`` records, such as
     the trigger, are reused, not fetched again); at most the seeds plus the
     ``max_candidates`` nearest others (``seed_costs``: each seed's starting cost, 0 when
     absent). With a ``cache``, records it holds at their current version are not sent.
     ``quiet``'s temporal edges are left out; with ``scope``, records of other sessions; with
-    ``isolated`` domains, their records (listed in ``Graph.isolated`` when reached)."""
+    ``isolated`` domains, their records (listed in ``Graph.isolated`` when reached). With
+    ``memory``, the walk and the edges come from the tenant's arrays (context.walk_memory),
+    the same answers without their queries; only the records are read."""
     seed_ids = list(dict.fromkeys(seeds))
+    walk = await _memory_walk(session, owner_id, memory, fanout, quiet, excluded, scope, isolated)
     if max_candidates is None:
-        params = {
-            "seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius,
-            "excluded": sorted(excluded), "quiet": quiet, "scope": _scope(scope),
-            "isolated": sorted(isolated),
-        }  # fmt: skip
-        rows = await session.execute(walk_query(bool(isolated), scope is not None), params)
-        reached = {row.id for row in rows} | set(preloaded or ())
+        if walk is None:
+            params = {
+                "seeds": seed_ids, "owner": owner_id, "fanout": fanout, "radius": radius,
+                "excluded": sorted(excluded), "quiet": quiet, "scope": _scope(scope),
+                "isolated": sorted(isolated),
+            }  # fmt: skip
+            rows = await session.execute(walk_query(bool(isolated), scope is not None), params)
+            walked = {row.id for row in rows}
+        else:
+            walked = plain_walk(walk, seed_ids, radius)
+        reached = walked | set(preloaded or ())
         isolated_ids: list[uuid.UUID] = []
     else:
         starts = {seed: (seed_costs or {}).get(seed, 0.0) for seed in seed_ids}
-        walk = _RankedWalk(
-            session, owner_id, excluded, fanout, costs, quiet, _scope(scope), isolated
+        ranked = _RankedWalk(
+            session, owner_id, excluded, fanout, costs, quiet, _scope(scope), isolated, walk
         )
-        reached = await walk.nearest(starts, radius, max_candidates) | set(preloaded or ())
-        isolated_ids = sorted(walk.isolated, key=lambda node: (walk.isolated[node], node.int))
-    found = await session.execute(_EDGES, {"owner": owner_id, "ids": list(reached), "quiet": quiet})
-    edges = tuple(
-        Edge(a, b, _EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in found.all()
-    )  # both ends are in `reached`: the query asks for exactly those
+        reached = await ranked.nearest(starts, radius, max_candidates) | set(preloaded or ())
+        isolated_ids = sorted(ranked.isolated, key=lambda n: (ranked.isolated[n], n.int))
+    if walk is None:
+        params = {"owner": owner_id, "ids": list(reached), "quiet": quiet}
+        found = await session.execute(_EDGES, params)
+        edges = tuple(
+            Edge(a, b, _EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in found.all()
+        )  # both ends are in `reached`: the query asks for exactly those
+    else:
+        edges = edges_among(walk.adjacency, reached, quiet)
     records = {k: v for k, v in (preloaded or {}).items() if k in reached}
     missing = reached - records.keys()
     if missing and cache is not None:
@@ -200,12 +218,37 @@ async def load_graph(
     return Graph(records=records, edges=edges, isolated=tuple(isolated_ids))
 
 
+async def _memory_walk(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    memory: GraphMemory | None,
+    fanout: int,
+    quiet: uuid.UUID | None,
+    excluded: frozenset[str],
+    scope: Sequence[str] | None,
+    isolated: frozenset[str],
+) -> Walk | None:
+    """The walk over the tenant's arrays, when there are any and the transaction has not
+    written yet. The arrays keep each record's session tags only: a scope naming other tags
+    is the SQL's to walk."""
+    if memory is None or (
+        scope is not None and not all(t.startswith(SESSION_PREFIX) for t in scope)
+    ):
+        return None
+    adjacency = await memory.current(session, owner_id)
+    if adjacency is None:
+        return None
+    within = None if scope is None else frozenset(scope)
+    return Walk(adjacency, fanout, quiet, excluded, within, isolated)
+
+
 def _scope(scope: Sequence[str] | None) -> list[str] | None:
     return None if scope is None else list(scope)
 
 
 class _RankedWalk:
-    """Hop by hop from the seeds, each hop's nearest records by path cost."""
+    """Hop by hop from the seeds, each hop's nearest records by path cost (each hop one
+    query, or one pass over the arrays of ``walk``)."""
 
     def __init__(
         self,
@@ -217,14 +260,27 @@ class _RankedWalk:
         quiet: uuid.UUID | None,
         scope: list[str] | None,
         isolated: frozenset[str] = frozenset(),
+        walk: Walk | None = None,
     ) -> None:
         self.session = session
         self.params: dict[str, Any] = {
             "owner": owner_id, "excluded": sorted(excluded), "fanout": fanout, "quiet": quiet,
             "scope": scope, "isolated": sorted(isolated),
         }  # fmt: skip
+        self.costs = costs
         self.query = hop_query(costs, bool(isolated), scope is not None)
+        self.walk = walk
         self.isolated: dict[uuid.UUID, float] = {}  # reached, left out: their least cost
+
+    async def hop(
+        self, frontier: Mapping[uuid.UUID, float], limit: int
+    ) -> Sequence[tuple[uuid.UUID, float, bool]]:
+        if self.walk is not None:
+            return hop_rows(self.walk, frontier, self.costs, limit)
+        ids = list(frontier)
+        params = {"frontier": ids, "costs": [frontier[i] for i in ids], "limit": limit}
+        rows = (await self.session.execute(self.query, self.params | params)).all()
+        return [(node, cost, isolated) for node, cost, isolated in rows]
 
     async def nearest(
         self, starts: Mapping[uuid.UUID, float], radius: int, limit: int
@@ -235,11 +291,8 @@ class _RankedWalk:
         for _ in range(radius):
             if not frontier:
                 break
-            ids = list(frontier)
-            params = {"frontier": ids, "costs": [frontier[i] for i in ids], "limit": limit}
-            rows = (await self.session.execute(self.query, self.params | params)).all()
             reached: dict[uuid.UUID, float] = {}
-            for node, cost, isolated in rows:
+            for node, cost, isolated in await self.hop(frontier, limit):
                 if isolated:
                     if node not in starts:
                         self.isolated[node] = min(cost, self.isolated.get(node, cost))

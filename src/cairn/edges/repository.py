@@ -14,7 +14,9 @@ CONTEXT_SCHEMA = "agent.context.v1"
 
 _UPSERT = text(
     "INSERT INTO breadcrumb_edges (owner_id, from_id, to_id, edge_type, weight)"
-    " VALUES (:owner, :from_id, :to_id, :edge_type, :weight)"
+    " SELECT :owner, e.from_id, e.to_id, e.edge_type, e.weight"
+    " FROM unnest(CAST(:froms AS uuid[]), CAST(:tos AS uuid[]), CAST(:kinds AS smallint[]),"
+    " CAST(:weights AS real[])) AS e(from_id, to_id, edge_type, weight)"
     " ON CONFLICT (from_id, to_id, edge_type) DO UPDATE SET weight = EXCLUDED.weight"
 )
 
@@ -24,11 +26,15 @@ async def upsert_edges(
     owner_id: uuid.UUID,
     edges: Sequence[tuple[uuid.UUID, uuid.UUID, int, float]],
 ) -> None:
-    if edges:
-        params = [
-            {"owner": owner_id, "from_id": a, "to_id": b, "edge_type": t, "weight": w}
-            for a, b, t, w in edges
-        ]
+    """One statement for all of them (the change-log triggers fire once, revision 0025),
+    in the given order; an edge listed twice is written once, with its last weight."""
+    latest = {(a, b, t): w for a, b, t, w in edges}
+    if latest:
+        keys = list(latest)
+        params = {
+            "owner": owner_id, "froms": [k[0] for k in keys], "tos": [k[1] for k in keys],
+            "kinds": [k[2] for k in keys], "weights": list(latest.values()),
+        }  # fmt: skip
         await session.execute(_UPSERT, params)
 
 

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
+from cairn.context.graph_memory import GraphMemory
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.edges.builder import EdgeOptions
 from cairn.events.consumer import ConsumerRunner, database_runner
@@ -50,6 +51,8 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         builder = await asyncio.to_thread(
             ContextBuilder.create, settings, sessions, Transforms(settings.transforms), NoEmbedder()
         )
+        if settings.context.graph_in_memory:
+            builder.graphs = GraphMemory(sessions=sessions)
         await holder.run()
         consumer = worker_consumer(
             settings, sessions, holder, builder, durable=settings.worker_durable,
