@@ -9,11 +9,24 @@ module with a ``SOURCE`` that keeps :class:`SeedSourceKind`, its line here, and 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import JSON, text
 
 from cairn.context.model import Seed
 from cairn.context.sources import always, paths, semantic, session, signals, trigger
-from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest, SeedSourceKind
+from cairn.context.sources.base import (
+    Rows,
+    SeedBatch,
+    SeedCost,
+    SeedQuery,
+    SeedRequest,
+    SeedSourceKind,
+    namespaced,
+    run_alone,
+)
 
 SOURCES: tuple[SeedSourceKind, ...] = (
     trigger.SOURCE,
@@ -42,14 +55,48 @@ def seed_cost(seed: Seed) -> float:
     return _COSTS[seed.source].of(seed.score)
 
 
+async def gather(request: SeedRequest) -> list[SeedBatch]:
+    """Every source's batch, in rank order, from ONE statement: a column per source that
+    has a query, holding its rows as JSON (the seed stage's only round trip, once the
+    owner's common words are cached)."""
+    planned = [await source.query(request) for source in SOURCES]
+    queries = [(n, query) for n, query in enumerate(planned) if isinstance(query, SeedQuery)]
+    if len(queries) <= 1:
+        return [await run_alone(request.session, query) for query in planned]
+    columns: list[str] = []
+    params: dict[str, Any] = {}
+    for n, query in queries:
+        sql, named = namespaced(query, f"s{n}_")
+        json_rows = f"coalesce(json_agg(q), CAST('[]' AS json)) FROM ({sql}) AS q"
+        columns.append(f"(SELECT {json_rows}) AS s{n}")
+        params |= named
+    statement = text("SELECT " + ", ".join(columns)).columns(**{f"s{n}": JSON for n, _ in queries})
+    row = (await request.session.execute(statement, params)).one()
+    found = dict(zip((n for n, _ in queries), row, strict=True))
+    return [
+        query.read(_with_ids(found[n], query.ids)) if isinstance(query, SeedQuery) else query
+        for n, query in enumerate(planned)
+    ]
+
+
+def _with_ids(rows: Rows, ids: tuple[str, ...]) -> Rows:
+    """JSON rows with their record ids as UUIDs again."""
+    for row in rows:
+        for column in ids:
+            row[column] = uuid.UUID(row[column])
+    return rows
+
+
 __all__ = [
     "NAMES",
     "RANK",
     "SOURCES",
     "SeedBatch",
     "SeedCost",
+    "SeedQuery",
     "SeedRequest",
     "SeedSourceKind",
+    "gather",
     "rank_of",
     "seed_cost",
 ]
