@@ -7,10 +7,11 @@ Loads the benchmark corpus (``benchmarks/perf.py``'s, from ``.cairn-bench/``) on
 fresh embedded PostgreSQL, then runs the same warm triggers through ``ContextBuilder.build``
 (assemble, write, commit: what the worker does per event) in child processes that import
 Cairn from a given source tree: this checkout, and with ``--baseline`` another one (e.g.
-``git archive <commit> src | tar -x -C /tmp/base``), alternating A/B round by round so both
-see the same machine load. Reports medians per phase and end to end. ``--profile`` runs
-this checkout once more under cProfile and writes the top frames (cumulative and own
-time) to ``benchmarks/results/profile-NAME.txt``.
+``git archive <commit> src | tar -x -C /tmp/base``; ``--variant NAME=SRC`` adds more),
+rotating their order round by round so all see the same machine load. Reports medians per
+phase and end to end. ``--profile`` runs ``--profile-variant`` (default: this checkout) once
+more under cProfile and writes the top frames (cumulative and own time) to
+``benchmarks/results/profile-NAME.txt``.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ def driver(args: argparse.Namespace) -> None:
     events = trigger_events(corpus, args.triggers + args.warmup)
     events_file = CACHE / f"profile-events-{args.name}.json"
     events_file.write_text(json.dumps(events))
-    variants = {"this": REPO / "src"}
-    if args.baseline:
-        variants = {"baseline": Path(args.baseline), **variants}
+    variants = {"baseline": Path(args.baseline)} if args.baseline else {}
+    for named in args.variant or [f"this={REPO / 'src'}"]:
+        name, _, src = named.partition("=")
+        variants[name] = Path(src)
     samples: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     with load.services(CACHE / f"run-profile-{args.name}") as services:
         print("loading (COPY, then HNSW)", flush=True)
@@ -56,14 +58,15 @@ def driver(args: argparse.Namespace) -> None:
             "--events", str(events_file), "--warmup", str(args.warmup),
         ]  # fmt: skip
         for round_ in range(args.rounds):
-            order = list(variants) if round_ % 2 == 0 else list(reversed(variants))
+            shift = round_ % len(variants)
+            order = list(variants)[shift:] + list(variants)[:shift]
             for name in order:
                 out = _child(variants[name], common)
                 samples[name] += out
                 print(f"round {round_ + 1} {name}: e2e p50 {_median(out, 'e2e'):.2f} ms")
         if args.profile:
             text_file = RESULTS / f"profile-{args.name}.txt"
-            _child(variants["this"], [*common, "--profile", str(text_file)])
+            _child(variants[args.profile_variant], [*common, "--profile", str(text_file)])
             print(f"profile: {text_file}")
     print(_table(samples))
 
@@ -186,7 +189,11 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", default=None, help="another checkout's src directory")
+    parser.add_argument(
+        "--variant", action="append", default=[], help="NAME=SRC (default: this=./src)"
+    )
     parser.add_argument("--profile", nargs="?", const="1", default=None)
+    parser.add_argument("--profile-variant", default="this", help="a variant's NAME")
     parser.add_argument("--name", default="quick")
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")
