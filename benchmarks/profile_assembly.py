@@ -9,9 +9,9 @@ fresh embedded PostgreSQL, then runs the same warm triggers through ``ContextBui
 Cairn from a given source tree: this checkout, and with ``--baseline`` another one (e.g.
 ``git archive <commit> src | tar -x -C /tmp/base``; ``--variant NAME=SRC`` adds more),
 rotating their order round by round so all see the same machine load. Reports medians per
-phase and end to end. ``--profile`` runs ``--profile-variant`` (default: this checkout) once
+phase and end to end. ``--profile`` runs each ``--profile-variant`` (default: this checkout) once
 more under cProfile and writes the top frames (cumulative and own time) to
-``benchmarks/results/profile-NAME.txt``.
+``benchmarks/results/profile-NAME-VARIANT.txt``.
 """
 
 from __future__ import annotations
@@ -64,10 +64,12 @@ def driver(args: argparse.Namespace) -> None:
                 out = _child(variants[name], common)
                 samples[name] += out
                 print(f"round {round_ + 1} {name}: e2e p50 {_median(out, 'e2e'):.2f} ms")
+                print(_table(samples), flush=True)  # so far
         if args.profile:
-            text_file = RESULTS / f"profile-{args.name}.txt"
-            _child(variants[args.profile_variant], [*common, "--profile", str(text_file)])
-            print(f"profile: {text_file}")
+            for name in args.profile_variant or ["this"]:
+                text_file = RESULTS / f"profile-{args.name}-{name}.txt"
+                _child(variants[name], [*common, "--profile", str(text_file)])
+                print(f"profile of {name}: {text_file}")
     print(_table(samples))
 
 
@@ -193,7 +195,9 @@ def main() -> None:
         "--variant", action="append", default=[], help="NAME=SRC (default: this=./src)"
     )
     parser.add_argument("--profile", nargs="?", const="1", default=None)
-    parser.add_argument("--profile-variant", default="this", help="a variant's NAME")
+    parser.add_argument(
+        "--profile-variant", action="append", default=[], help="a variant's NAME (repeat)"
+    )
     parser.add_argument("--name", default="quick")
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")
