@@ -9,11 +9,13 @@ module with a ``SOURCE`` that keeps :class:`SeedSourceKind`, its line here, and 
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import JSON, text
+from sqlalchemy.sql.selectable import TextualSelect
 
 from cairn.context.model import Seed
 from cairn.context.sources import always, paths, semantic, session, signals, trigger
@@ -63,20 +65,30 @@ async def gather(request: SeedRequest) -> list[SeedBatch]:
     queries = [(n, query) for n, query in enumerate(planned) if isinstance(query, SeedQuery)]
     if len(queries) <= 1:
         return [await run_alone(request.session, query) for query in planned]
-    columns: list[str] = []
+    parts: list[tuple[str, str]] = []
     params: dict[str, Any] = {}
     for n, query in queries:
         sql, named = namespaced(query, f"s{n}_")
-        json_rows = f"coalesce(json_agg(q), CAST('[]' AS json)) FROM ({sql}) AS q"
-        columns.append(f"(SELECT {json_rows}) AS s{n}")
+        parts.append((f"s{n}", sql))
         params |= named
-    statement = text("SELECT " + ", ".join(columns)).columns(**{f"s{n}": JSON for n, _ in queries})
-    row = (await request.session.execute(statement, params)).one()
+    row = (await request.session.execute(_statement(tuple(parts)), params)).one()
     found = dict(zip((n for n, _ in queries), row, strict=True))
     return [
         query.read(_with_ids(found[n], query.ids)) if isinstance(query, SeedQuery) else query
         for n, query in enumerate(planned)
     ]
+
+
+@functools.lru_cache(maxsize=1024)
+def _statement(parts: tuple[tuple[str, str], ...]) -> TextualSelect:
+    """The seed stage's statement: a column per (name, query), the query's rows as JSON.
+    Parsed once per text (``text()`` scans it for parameters): an agent's sources make the
+    same text in every assembly."""
+    columns = ", ".join(
+        f"(SELECT coalesce(json_agg(q), CAST('[]' AS json)) FROM ({sql}) AS q) AS {name}"
+        for name, sql in parts
+    )
+    return text(f"SELECT {columns}").columns(**{name: JSON for name, _ in parts})
 
 
 def _with_ids(rows: Rows, ids: tuple[str, ...]) -> Rows:

@@ -9,6 +9,7 @@ a record seeded twice keeps.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -118,5 +119,12 @@ _PARAMETER = TextClause._bind_params_regex
 def namespaced(query: SeedQuery, prefix: str) -> tuple[str, dict[str, Any]]:
     """The query's SQL and parameters with every parameter name prefixed, so that several
     queries share one statement without their parameters colliding."""
-    sql = _PARAMETER.sub(lambda m: f":{prefix}{m.group(1)}", query.sql)
-    return sql, {f"{prefix}{name}": value for name, value in query.params.items()}
+    params = {f"{prefix}{name}": value for name, value in query.params.items()}
+    return _prefixed(query.sql, prefix), params
+
+
+@functools.lru_cache(maxsize=1024)
+def _prefixed(sql: str, prefix: str) -> str:
+    """A source's SQL depends on the agent's settings, not on the trigger: the same few
+    texts recur in every assembly, and a regex pass over several kB is not free."""
+    return _PARAMETER.sub(lambda m: f":{prefix}{m.group(1)}", sql)
