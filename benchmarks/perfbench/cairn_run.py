@@ -1,9 +1,9 @@
 """Cairn's own pipeline, in process, through the real ``ContextBuilder`` and write path.
 
 Per trigger: agent match (the in-memory directory), then ``ContextBuilder.build`` — the
-assembly's own ``timings_ms`` give trigger, graph, render_items, select and render; the
-three seed sources and the write (``write_context`` + commit) are timed by thin wrappers
-around the product functions (the product reports one ``seeds`` phase) — then publish
+assembly's own ``timings_ms`` give trigger, seeds (every source in one statement), graph,
+render_items, select and render; the write (``write_context`` + commit) and any seed source
+that runs its query alone are timed by thin wrappers around the product functions — then publish
 (commit → event on NATS through the server's outbox relay).
 
 Warm: one builder for the run, caches filled as in a running worker. Cold: a fresh engine
@@ -132,10 +132,11 @@ class CairnRunner:
             committed = time.perf_counter()
             assert row is not None, "trigger vanished"
             timings = row["context"]["timings_ms"]
-            for name in ("trigger", "graph", "render_items", "select", "render"):
+            for name in ("trigger", "seeds", "graph", "render_items", "select", "render"):
                 phases[name] = timings.get(name, 0.0)
             for name in ("seeds_always", "seeds_semantic", "seeds_session"):
-                phases[name] = _CURRENT.get(name, 0.0)
+                if name in _CURRENT:  # a source that ran its query alone
+                    phases[name] = _CURRENT[name]
             phases["write"] = (committed - _CURRENT["write_started"]) * 1000
             e2e = (committed - started) * 1000
             phases["publish"] = await self.probe.publish_ms(

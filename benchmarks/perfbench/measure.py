@@ -19,6 +19,7 @@ import nats
 PHASES = [
     "agent_match",
     "trigger",
+    "seeds",
     "seeds_always",
     "seeds_semantic",
     "seeds_session",

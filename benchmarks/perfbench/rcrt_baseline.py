@@ -134,6 +134,9 @@ class RcrtBaseline:
                 for rank, row in enumerate(rows):
                     seeds.setdefault(row["id"], (0.05 * rank, row))
             lap("seeds_session")
+            # The stage as a whole, as Cairn reports it (its sources share one statement).
+            sources = ("seeds_always", "seeds_semantic", "seeds_session")
+            phases["seeds"] = sum(phases.get(name, 0.0) for name in sources)
             nodes, edges = await self._one_hop(db, seeds)
             lap("graph")
             budget = agent.context_budget or 4000

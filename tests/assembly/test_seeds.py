@@ -15,14 +15,16 @@ from fastapi import FastAPI
 from sqlalchemy import event, text
 from tests.assembly.helpers import post
 
-from cairn.context import terms
-from cairn.context.agents import AlwaysSource, SemanticSource
+from cairn.context import sources, terms
+from cairn.context.agents import AlwaysSource, SemanticSource, parse_agent
+from cairn.context.signals import extract_signals
 from cairn.context.sources import (
     always as always_source,
     semantic as semantic_source,
     session as session_source,
 )
 from cairn.context.sources.semantic import BM25_B, BM25_K1
+from cairn.context.trigger import stored_trigger
 from cairn.db.engine import tenant_session
 
 NONE: frozenset[str] = frozenset()
@@ -328,3 +330,61 @@ async def _storage(app: FastAPI, *columns: str) -> dict[str, str]:
             {"columns": list(columns)},
         )
         return {name: kind for name, kind in rows}
+
+
+async def test_every_source_comes_in_one_statement_as_it_would_alone(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    """The seed stage sends every source's query in one statement; each source's batch is
+    the one its query returns on its own."""
+    key = uuid.uuid4().hex[:8]
+    session_tag, schema, tools = f"session:{key}", f"kb{key[:6]}.v1", f"tool{key[:6]}.v1"
+    for i in range(3):
+        await post(client, schema_name=tools, title=f"tool {i}", context={"text": f"tool {i}"})
+    for i, topic in enumerate(["cats sleep on sofas", "db.py crashed at start", "dogs walk"]):
+        await post(
+            client, schema_name=schema, tags=[session_tag], title=f"doc {i}",
+            context={"text": topic},
+        )  # fmt: skip
+    trigger_id = await post(
+        client, schema_name="user.message.v1", tags=[session_tag], title="q",
+        context={"text": "why did the cats crash in db.py"},
+    )  # fmt: skip
+    definition = {
+        "agent_id": f"seeds-{key}",
+        "context_trigger": {"any_tags": [f"never:{key}"]},
+        "context_sources": {
+            "always": [{"type": "schema", "schema_name": tools, "method": "all", "limit": 5}],
+            "semantic": {"schemas": [schema], "limit": 2, "min_similarity": 0.2},
+            "session": {"limit": 5},
+            "signals": {"limit": 5},
+        },
+    }
+    resources = app.state.resources
+    owner = resources.default_tenant
+    agent = parse_agent(uuid.uuid4(), owner, definition)
+    assert agent is not None
+    statements: list[str] = []
+
+    def count(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    async with tenant_session(resources.session_factory, owner) as session:
+        found = await stored_trigger(session, owner, trigger_id)
+        assert found is not None
+        signals = extract_signals(found.text, found.record.tags, found.keywords)
+        request = sources.SeedRequest(
+            session, agent, found, tuple(found.keywords), (session_tag,), NONE,
+            common_words=terms.CommonWords(), signals=signals,
+        )  # fmt: skip
+        alone = [await source.seeds(request) for source in sources.SOURCES]
+        connection = (await session.connection()).sync_connection
+        assert connection is not None
+        event.listen(connection, "before_cursor_execute", count)
+        together = await sources.gather(request)
+        event.remove(connection, "before_cursor_execute", count)
+    assert len(statements) == 1
+    assert together == alone
+    by_source = {batch.seeds[0].source: batch for batch in alone if batch.seeds}
+    assert set(by_source) == {"trigger", "always", "semantic", "session", "signals"}
+    assert len(by_source["always"].seeds) == 3 and len(by_source["semantic"].seeds) == 2

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import text
+from sqlalchemy import event as sa_event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.dbcheck import outbox_events
 from tests.factories import breadcrumb
 
 from cairn.breadcrumbs.generated import GeneratedWriter
+from cairn.breadcrumbs.replace import ISO_UTC
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.validation import canonical_json, checksum
 from cairn.config import Limits
@@ -24,8 +25,10 @@ from cairn.context.assemble import Assembly
 from cairn.context.write import write_context
 from cairn.db.engine import tenant_session
 from cairn.embedding import tag_pointers
-from cairn.errors import InvalidInput, PayloadTooLarge
-from cairn.principal import Principal
+from cairn.errors import Forbidden, InvalidInput, PayloadTooLarge
+from cairn.principal import Principal, Role
+from cairn.processing.stages import CHUNKED, NOT_NEEDED_OUTCOME
+from cairn.processing.write_outcomes import not_embedded_outcomes
 
 TRIGGERED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 EVENT_KEYS = {
@@ -45,12 +48,17 @@ def _assembly(key: str, *, triggered: datetime = TRIGGERED, text: str = "ctx") -
 
 
 async def _write(
-    app: FastAPI, assembly: Assembly, limits: Limits | None = None, *, keep: int = 0
+    app: FastAPI,
+    assembly: Assembly,
+    limits: Limits | None = None,
+    *,
+    keep: int = 0,
+    principal: Principal | None = None,
 ) -> Row:
     resources = app.state.resources
     owner = resources.default_tenant
     async with tenant_session(resources.session_factory, owner) as session, session.begin():
-        principal = Principal(owner, f"context-builder:{assembly.agent_id}")
+        principal = principal or Principal(owner, f"context-builder:{assembly.agent_id}")
         writer = GeneratedWriter(
             session, resources.embedder, limits or resources.settings.limits, principal,
             resources.transforms,
@@ -186,3 +194,86 @@ async def test_other_schemas_keep_their_whole_history(
         )  # fmt: skip
         assert patched.status_code == 200, patched.text
     assert len(await _history(db, uuid.UUID(record_id))) == 25
+
+
+async def test_a_replacement_is_one_statement_with_the_general_paths_rows(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    """The update, its history row, its event, its processing outcomes and the pruning of
+    old history go to the database as one statement, and leave what the general path
+    leaves (the creation above it takes the general path)."""
+    key = uuid.uuid4().hex[:8]
+    first = await _write(app, _assembly(key, text="first"))
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    engine = app.state.resources.engine.sync_engine
+    sa_event.listen(engine, "before_cursor_execute", seen)
+    try:
+        later = _assembly(key, triggered=TRIGGERED + timedelta(seconds=1), text="later")
+        row = await _write(app, later, keep=1)
+    finally:
+        sa_event.remove(engine, "before_cursor_execute", seen)
+    written = [s for s in statements if "breadcrumb" in s or "outbox" in s]
+    assert len(written) == 1, written
+    stored = await _stored(db, first["id"])
+    assert row["version"] == stored["version"] == 2 and stored["context"] == later.context
+    assert row["updated_at"] == stored["updated_at"] and row["tags"] == stored["tags"]
+    payload = canonical_json(later.context)
+    assert stored["checksum"] == checksum(payload) and stored["size_bytes"] == len(payload)
+    assert stored["entity_keywords"] == tag_pointers(stored["tags"])
+    assert [(h["version"], h["change"]) for h in await _history(db, first["id"])] == [
+        (2, "replace")
+    ]
+    (_, created), (subject, replaced) = await outbox_events(db, str(first["id"]))
+    assert subject == f"bc.{first['id']}.updated" and set(replaced) == EVENT_KEYS
+    assert replaced["updated_at"] == stored["updated_at"].isoformat()
+    same = {"breadcrumb_id", "owner_id", "schema_name", "title", "tags"}
+    assert {k: replaced[k] for k in same} == {k: created[k] for k in same}
+    assert (replaced["version"], replaced["change"]) == (2, "replace")
+    assert replaced["context"] == later.context and replaced["event_id"] != created["event_id"]
+    query = text("SELECT stage, state FROM record_processing WHERE breadcrumb_id = :id")
+    async with db.connect() as connection:
+        stages = dict((await connection.execute(query, {"id": first["id"]})).all())
+    assert stages == {stage: outcome.state for stage, outcome in _outcomes().items()}
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        datetime(2026, 1, 2, 3, 4, 5, 500000, tzinfo=UTC),
+        datetime(2026, 12, 31, 23, 59, 59, 1, tzinfo=UTC),
+        datetime(2026, 6, 1, 12, 0, 0, 120, tzinfo=timezone(timedelta(hours=-7))),
+    ],
+)
+async def test_the_events_time_is_written_as_python_writes_it(
+    db: AsyncEngine, stamp: datetime
+) -> None:
+    """The one-statement write formats ``updated_at`` in SQL; the general path's events
+    carry ``datetime.isoformat`` of the stored time: subscribers see one format."""
+    query = text(f"SELECT {ISO_UTC} FROM (SELECT CAST(:t AS timestamptz) AS updated_at) AS u")
+    async with db.connect() as connection:
+        written = (await connection.execute(query, {"t": stamp})).scalar_one()
+    assert written == stamp.astimezone(UTC).isoformat()
+
+
+async def test_another_writer_without_the_curator_role_replaces_nothing(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    key = uuid.uuid4().hex[:8]
+    first = await _write(app, _assembly(key, text="first"))
+    owner = app.state.resources.default_tenant
+    other = Principal(owner, "someone-else", roles=frozenset({Role.EMITTER}))
+    later = _assembly(key, triggered=TRIGGERED + timedelta(seconds=1), text="later")
+    with pytest.raises(Forbidden):
+        await _write(app, later, principal=other)
+    stored = await _stored(db, first["id"])
+    assert stored["version"] == 1 and stored["context"]["formatted_context"] == "first"
+    assert len(await outbox_events(db, str(first["id"]))) == 1
+
+
+def _outcomes() -> dict[str, Any]:
+    return not_embedded_outcomes() | {CHUNKED: NOT_NEEDED_OUTCOME}

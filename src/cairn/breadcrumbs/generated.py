@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from cairn.acl.schemas import AclAction
-from cairn.breadcrumbs import repository
+from cairn.breadcrumbs import replace, repository
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.breadcrumbs.service import MAX_CAS_ATTEMPTS, BreadcrumbWriter
@@ -22,19 +22,57 @@ from cairn.breadcrumbs.validation import check_json, checksum
 from cairn.context.definitions import check_definition
 from cairn.errors import Conflict, PayloadTooLarge
 from cairn.events.payloads import ChangeKind, change_event
+from cairn.principal import Role
 from cairn.processing.write_outcomes import Derived
 
 
 class GeneratedWriter(BreadcrumbWriter):
     async def put_generated(
-        self, breadcrumb_id: uuid.UUID, body: BreadcrumbCreate, *, unless_later: str | None
+        self,
+        breadcrumb_id: uuid.UUID,
+        body: BreadcrumbCreate,
+        *,
+        unless_later: str | None,
+        keep_versions: int = 0,
     ) -> Row:
         """Create the record with this id or replace it: an upsert for records Cairn derives
         itself (an assembled context), one per id. A stored record whose ``context`` has a
         later ISO time under ``unless_later`` is kept and returned: an older event handled
         late must not overwrite a newer result. None: the caller orders its writes itself
-        (a debug path, written under a per-session lock)."""
+        (a debug path, written under a per-session lock). The record's history keeps its
+        newest ``keep_versions`` versions (0: all)."""
         values, context_json, derived = await self._generated_values(breadcrumb_id, body)
+        owner = self.principal.owner_id
+        ordered_by = body.context.get(unless_later) if unless_later else None
+        if replace.applies(values, ordered_by, ordered=unless_later is not None):
+            row = await replace.replace_generated(
+                self.session, (owner, breadcrumb_id), values, context_json, derived.outcomes,
+                writer=(self.principal.actor, self.principal.has(Role.CURATOR)),
+                ordering=(unless_later, ordered_by) if unless_later else None,
+                keep_versions=keep_versions,
+            )  # fmt: skip
+            if row is not None:
+                return {**row, "context": body.context}
+        row = await self._put_generated(
+            breadcrumb_id, body, values, context_json, derived, unless_later
+        )
+        if keep_versions > 0:
+            await repository.prune_history(
+                self.session, owner, breadcrumb_id,
+                below_version=row["version"] - keep_versions + 1,
+            )  # fmt: skip
+        return row
+
+    async def _put_generated(
+        self,
+        breadcrumb_id: uuid.UUID,
+        body: BreadcrumbCreate,
+        values: dict[str, Any],
+        context_json: str,
+        derived: Derived,
+        unless_later: str | None = None,
+    ) -> Row:
+        """The general path: lock, compare, then insert or compare-and-set."""
         owner = self.principal.owner_id
         ordered_by = body.context.get(unless_later) if unless_later else None
         for _ in range(MAX_CAS_ATTEMPTS):

@@ -64,6 +64,11 @@ RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_v
 _WRITTEN_COLUMNS = [column for column in RECORD_COLUMNS if column.name != "context"]
 
 
+def written_columns() -> list[Any]:
+    """What a write returns when the writer holds the context it wrote."""
+    return list(_WRITTEN_COLUMNS)
+
+
 def _live() -> ColumnElement[bool]:
     return or_(breadcrumbs.c.ttl.is_(None), breadcrumbs.c.ttl > func.now())
 

@@ -115,7 +115,7 @@ async def assemble(
         isolated=isolated,
     )  # fmt: skip
     with timer.phase("seeds"):
-        batches = [await source.seeds(request) for source in sources.SOURCES]
+        batches = await sources.gather(request)
     seeds, upstream = _merge(batches)
     if isolated:  # whatever a source did not leave out itself
         seeds, left_out = await _without_isolated(session, owner, seeds, isolated)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import uuid
 
-from cairn.breadcrumbs import repository
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
@@ -46,11 +45,9 @@ async def write_context(writer: GeneratedWriter, assembly: Assembly, *, keep_ver
     agent's history would otherwise grow without bound."""
     owner = writer.principal.owner_id
     record_id = context_record_id(owner, assembly.agent_id, assembly.session_tag)
-    row = await writer.put_generated(
-        record_id, context_body(assembly), unless_later="trigger_created_at"
+    return await writer.put_generated(
+        record_id,
+        context_body(assembly),
+        unless_later="trigger_created_at",
+        keep_versions=keep_versions,
     )
-    if keep_versions > 0:
-        await repository.prune_history(
-            writer.session, owner, record_id, below_version=row["version"] - keep_versions + 1
-        )
-    return row

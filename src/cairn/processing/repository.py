@@ -68,34 +68,42 @@ async def record_outcomes(
     statement whatever the number of stages."""
     if not outcomes:
         return
-    stages = [(check_stage(stage), outcome) for stage, outcome in outcomes.items()]
-    await session.execute(
-        _WRITE_OUTCOMES,
-        {
-            "owner": owner_id,
-            "record": record_id,
-            "stages": [stage for stage, _ in stages],
-            "states": [outcome.state for _, outcome in stages],
-            "errors": [outcome.error for _, outcome in stages],
-            "dues": [outcome.due_in_s for _, outcome in stages],
-        },
+    params = {"owner": owner_id, "record": record_id, **outcome_params(outcomes)}
+    await session.execute(_WRITE_OUTCOMES, params)
+
+
+def outcomes_upsert_sql(owner: str, record: str, source: str = "") -> str:
+    """The upsert of a write's stages for ``record`` of ``owner`` (SQL expressions), from
+    ``source`` (a ``FROM`` item followed by a comma, or nothing): also a step of the
+    one-statement replacement of a generated record (cairn.breadcrumbs.replace)."""
+    return (
+        "INSERT INTO record_processing AS p (owner_id, breadcrumb_id, stage, state, attempts,"
+        " done_at, last_error, next_attempt_at, updated_at)"
+        f" SELECT {owner}, {record}, s.stage, s.state,"
+        f" CASE WHEN s.state IN ('{DONE}', '{FAILED}') THEN 1 ELSE 0 END,"
+        f" CASE WHEN s.state = '{DONE}' THEN now() END, s.error,"
+        " now() + s.due * interval '1 second', now()"
+        f" FROM {source} unnest(CAST(:stages AS text[]), CAST(:states AS text[]),"
+        " CAST(:errors AS text[]), CAST(:dues AS float8[])) AS s(stage, state, error, due)"
+        " ON CONFLICT (owner_id, breadcrumb_id, stage) DO UPDATE SET state = excluded.state,"
+        " attempts = excluded.attempts, done_at = excluded.done_at,"
+        " last_error = excluded.last_error, next_attempt_at = excluded.next_attempt_at,"
+        " updated_at = excluded.updated_at"
     )
 
 
-_WRITE_OUTCOMES = text(
-    "INSERT INTO record_processing AS p (owner_id, breadcrumb_id, stage, state, attempts,"
-    " done_at, last_error, next_attempt_at, updated_at)"
-    " SELECT :owner, :record, s.stage, s.state,"
-    f" CASE WHEN s.state IN ('{DONE}', '{FAILED}') THEN 1 ELSE 0 END,"
-    f" CASE WHEN s.state = '{DONE}' THEN now() END, s.error,"
-    " now() + s.due * interval '1 second', now()"
-    " FROM unnest(CAST(:stages AS text[]), CAST(:states AS text[]), CAST(:errors AS text[]),"
-    " CAST(:dues AS float8[])) AS s(stage, state, error, due)"
-    " ON CONFLICT (owner_id, breadcrumb_id, stage) DO UPDATE SET state = excluded.state,"
-    " attempts = excluded.attempts, done_at = excluded.done_at,"
-    " last_error = excluded.last_error, next_attempt_at = excluded.next_attempt_at,"
-    " updated_at = excluded.updated_at"
-)
+def outcome_params(outcomes: Mapping[str, Outcome]) -> dict[str, list[Any]]:
+    """``outcomes_upsert_sql``'s array parameters, each stage name checked."""
+    stages = [(check_stage(stage), outcome) for stage, outcome in outcomes.items()]
+    return {
+        "stages": [stage for stage, _ in stages],
+        "states": [outcome.state for _, outcome in stages],
+        "errors": [outcome.error for _, outcome in stages],
+        "dues": [outcome.due_in_s for _, outcome in stages],
+    }
+
+
+_WRITE_OUTCOMES = text(outcomes_upsert_sql(":owner", ":record"))
 
 _KEY = ["owner_id", "breadcrumb_id", "stage"]
 _MUTABLE = {"state", "attempts", "done_at", "last_error", "next_attempt_at", "updated_at"}

@@ -9,11 +9,26 @@ module with a ``SOURCE`` that keeps :class:`SeedSourceKind`, its line here, and 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from typing import Any
+
+from asyncpg.pgproto.pgproto import UUID as DriverUUID
+from sqlalchemy import JSON, text
+from sqlalchemy.sql.selectable import TextualSelect
 
 from cairn.context.model import Seed
 from cairn.context.sources import always, paths, semantic, session, signals, trigger
-from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest, SeedSourceKind
+from cairn.context.sources.base import (
+    Rows,
+    SeedBatch,
+    SeedCost,
+    SeedQuery,
+    SeedRequest,
+    SeedSourceKind,
+    namespaced,
+    run_alone,
+)
 
 SOURCES: tuple[SeedSourceKind, ...] = (
     trigger.SOURCE,
@@ -42,14 +57,61 @@ def seed_cost(seed: Seed) -> float:
     return _COSTS[seed.source].of(seed.score)
 
 
+async def gather(request: SeedRequest) -> list[SeedBatch]:
+    """Every source's batch, in rank order, from ONE statement: a column per source that
+    has a query, holding its rows as JSON (the seed stage's only round trip, once the
+    owner's common words are cached)."""
+    planned = [await source.query(request) for source in SOURCES]
+    queries = [(n, query) for n, query in enumerate(planned) if isinstance(query, SeedQuery)]
+    if len(queries) <= 1:
+        return [await run_alone(request.session, query) for query in planned]
+    parts: list[tuple[str, str]] = []
+    params: dict[str, Any] = {}
+    for n, query in queries:
+        sql, named = namespaced(query, f"s{n}_")
+        parts.append((f"s{n}", sql))
+        params |= named
+    row = (await request.session.execute(_statement(tuple(parts)), params)).one()
+    found = dict(zip((n for n, _ in queries), row, strict=True))
+    return [
+        query.read(_with_ids(found[n], query.ids)) if isinstance(query, SeedQuery) else query
+        for n, query in enumerate(planned)
+    ]
+
+
+@functools.lru_cache(maxsize=1024)
+def _statement(parts: tuple[tuple[str, str], ...]) -> TextualSelect:
+    """The seed stage's statement: a column per (name, query), the query's rows as JSON.
+    Parsed once per text (``text()`` scans it for parameters): an agent's sources make the
+    same text in every assembly."""
+    columns = ", ".join(
+        f"(SELECT coalesce(json_agg(q), CAST('[]' AS json)) FROM ({sql}) AS q) AS {name}"
+        for name, sql in parts
+    )
+    return text(f"SELECT {columns}").columns(**{name: JSON for name, _ in parts})
+
+
+def _with_ids(rows: Rows, ids: tuple[str, ...]) -> Rows:
+    """JSON rows with their record ids as UUIDs again: the driver's own UUID type, like
+    every id the later stages read from the database. A ``uuid.UUID`` would work as well,
+    but mixed with the driver's ids it makes every dict lookup and comparison of the graph
+    walk and the pathfinder take Python's slow path (~8x per lookup)."""
+    for row in rows:
+        for column in ids:
+            row[column] = DriverUUID(row[column])
+    return rows
+
+
 __all__ = [
     "NAMES",
     "RANK",
     "SOURCES",
     "SeedBatch",
     "SeedCost",
+    "SeedQuery",
     "SeedRequest",
     "SeedSourceKind",
+    "gather",
     "rank_of",
     "seed_cost",
 ]

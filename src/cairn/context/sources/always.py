@@ -8,13 +8,19 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.agents import AlwaysSource
 from cairn.context.model import Seed
 from cairn.context.records import LIVE, NOT_EXCLUDED
-from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest
+from cairn.context.sources.base import (
+    Rows,
+    SeedBatch,
+    SeedCost,
+    SeedQuery,
+    SeedRequest,
+    run_alone,
+)
 from cairn.context.trigger import Probe, as_probe
 
 NAME = "always"
@@ -24,6 +30,11 @@ class Always:
     name = NAME
     # The relevant ones go first when the budget cannot hold them all.
     cost = SeedCost(base=0.05, span=0.5)
+
+    async def query(self, request: SeedRequest) -> SeedQuery | SeedBatch:
+        return always_query(
+            request.owner_id, request.agent.always, request.excluded, request.trigger.probe
+        )
 
     async def seeds(self, request: SeedRequest) -> SeedBatch:
         return await always_seeds(
@@ -42,6 +53,15 @@ async def always_seeds(
     excluded: frozenset[str],
     trigger: uuid.UUID | Probe | None = None,
 ) -> SeedBatch:
+    return await run_alone(session, always_query(owner_id, sources, excluded, trigger))
+
+
+def always_query(
+    owner_id: uuid.UUID,
+    sources: Sequence[AlwaysSource],
+    excluded: frozenset[str],
+    trigger: uuid.UUID | Probe | None = None,
+) -> SeedQuery | SeedBatch:
     if not sources:
         return SeedBatch([])
     probe = as_probe(trigger)
@@ -69,7 +89,10 @@ async def always_seeds(
         " 1 - (chosen.embedding <=> probe.embedding) AS similarity"
         f" FROM ({' UNION ALL '.join(parts)}) AS chosen {probe.join_sql()}"
     )
-    rows = (await session.execute(text(query), params)).mappings().all()
+    return SeedQuery(query, params, lambda rows: _read(sources, rows))
+
+
+def _read(sources: Sequence[AlwaysSource], rows: Rows) -> SeedBatch:
     seeds = []
     # Within a source: most similar to the trigger first, then newest (the query's order).
     ranked = sorted(

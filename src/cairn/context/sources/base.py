@@ -9,11 +9,15 @@ a record seeded twice keeps.
 
 from __future__ import annotations
 
+import functools
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import TextClause
 
 from cairn.context.agents import Agent
 from cairn.context.model import Seed
@@ -70,8 +74,24 @@ class SeedRequest:
         return self.agent.owner_id
 
 
+Rows = list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class SeedQuery:
+    """A source's seeds as one SELECT: the seed stage sends every source's in ONE statement
+    (``cairn.context.sources.gather``). ``read`` makes the batch from its rows, best first
+    as the query orders them; ``ids``: the columns holding record ids."""
+
+    sql: str
+    params: Mapping[str, Any]
+    read: Callable[[Rows], SeedBatch]
+    ids: tuple[str, ...] = ("id",)
+
+
 class SeedSourceKind(Protocol):
-    """One seed source. ``name`` is what seeds, explanations and agent definitions call it."""
+    """One seed source. ``name`` is what seeds, explanations and agent definitions call it.
+    ``query``: its seeds as a query, or the batch itself when it needs none."""
 
     @property
     def name(self) -> str: ...
@@ -79,4 +99,32 @@ class SeedSourceKind(Protocol):
     @property
     def cost(self) -> SeedCost: ...
 
+    async def query(self, request: SeedRequest) -> SeedQuery | SeedBatch: ...
+
     async def seeds(self, request: SeedRequest) -> SeedBatch: ...
+
+
+async def run_alone(session: AsyncSession, query: SeedQuery | SeedBatch) -> SeedBatch:
+    """One source's query on its own (the seed stage sends them together)."""
+    if isinstance(query, SeedBatch):
+        return query
+    rows = (await session.execute(text(query.sql), dict(query.params))).mappings().all()
+    return query.read([dict(row) for row in rows])
+
+
+# How ``text()`` finds a named parameter (sqlalchemy.sql.elements.TextClause).
+_PARAMETER = TextClause._bind_params_regex
+
+
+def namespaced(query: SeedQuery, prefix: str) -> tuple[str, dict[str, Any]]:
+    """The query's SQL and parameters with every parameter name prefixed, so that several
+    queries share one statement without their parameters colliding."""
+    params = {f"{prefix}{name}": value for name, value in query.params.items()}
+    return _prefixed(query.sql, prefix), params
+
+
+@functools.lru_cache(maxsize=1024)
+def _prefixed(sql: str, prefix: str) -> str:
+    """A source's SQL depends on the agent's settings, not on the trigger: the same few
+    texts recur in every assembly, and a regex pass over several kB is not free."""
+    return _PARAMETER.sub(lambda m: f":{prefix}{m.group(1)}", sql)

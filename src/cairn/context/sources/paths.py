@@ -31,11 +31,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-
 from cairn.context.model import Record, Seed
 from cairn.context.records import LIVE, NOT_EXCLUDED
-from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest
+from cairn.context.sources.base import (
+    Rows,
+    SeedBatch,
+    SeedCost,
+    SeedQuery,
+    SeedRequest,
+    run_alone,
+)
 from cairn.context.trigger import QUERY_SCHEMA
 from cairn.paths.repository import PATH_SCHEMA
 from cairn.paths.signals import Kind, classify
@@ -135,6 +140,9 @@ class Paths:
     cost = SeedCost(base=0.01, span=0.4)
 
     async def seeds(self, request: SeedRequest) -> SeedBatch:
+        return await run_alone(request.session, await self.query(request))
+
+    async def query(self, request: SeedRequest) -> SeedQuery | SeedBatch:
         config = parse(request.agent.context_sources.get(NAME))
         if config is None:
             return SeedBatch([])
@@ -147,16 +155,21 @@ class Paths:
             "floor": config.min_similarity / 2, "limit": config.limit + NEAR_MISSES,
             "scanned": SCANNED,
         }  # fmt: skip
-        rows = (await request.session.execute(text(_PRIOR_FIXES), params)).all()
-        seeds: list[Seed] = []
-        below: list[tuple[uuid.UUID, float]] = []
-        for path_id, matched, exact, similarity in rows:
-            score = 1.0 if exact else float(similarity)
-            if not exact and score < config.min_similarity:
-                below.append((path_id, round(score, 4)))
-            elif len(seeds) < config.limit:
-                seeds.append(Seed(path_id, NAME, score, _detail(path_id, exact, score, matched)))
-        return SeedBatch(seeds, below)
+        return SeedQuery(_PRIOR_FIXES, params, lambda rows: _read(config, rows))
+
+
+def _read(config: PathsConfig, rows: Rows) -> SeedBatch:
+    seeds: list[Seed] = []
+    below: list[tuple[uuid.UUID, float]] = []
+    for row in rows:
+        path_id, exact = row["id"], row["exact"]
+        score = 1.0 if exact else float(row["similarity"])
+        if not exact and score < config.min_similarity:
+            below.append((path_id, round(score, 4)))
+        elif len(seeds) < config.limit:
+            detail = _detail(path_id, exact, score, row["signature"])
+            seeds.append(Seed(path_id, NAME, score, detail))
+    return SeedBatch(seeds, below)
 
 
 def words_of(signature: str) -> str:

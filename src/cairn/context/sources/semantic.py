@@ -20,7 +20,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn.context.agents import SemanticSource
 from cairn.context.model import Seed
 from cairn.context.records import LIVE, NOT_EXCLUDED, isolated_sql
-from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest
+from cairn.context.sources.base import (
+    Rows,
+    SeedBatch,
+    SeedCost,
+    SeedQuery,
+    SeedRequest,
+    run_alone,
+)
 from cairn.context.terms import Common, CommonWords
 from cairn.context.trigger import Probe, as_probe
 
@@ -48,16 +55,19 @@ class Semantic:
     name = NAME
     cost = SeedCost(base=0.0, span=1.0)
 
-    async def seeds(self, request: SeedRequest) -> SeedBatch:
+    async def query(self, request: SeedRequest) -> SeedQuery | SeedBatch:
         agent = request.agent.semantic
         scaled = dataclasses.replace(
             agent, min_similarity=agent.min_similarity * request.similarity_scale
         )
-        return await semantic_seeds(
+        return await semantic_query(
             request.session, request.owner_id, request.trigger.probe, scaled,
             request.pointers, request.sessions, request.excluded,
             common_words=request.common_words, isolated=request.isolated,
         )  # fmt: skip
+
+    async def seeds(self, request: SeedRequest) -> SeedBatch:
+        return await run_alone(request.session, await self.query(request))
 
 
 SOURCE = Semantic()
@@ -78,27 +88,54 @@ async def semantic_seeds(
     """Hybrid search around the trigger; ``below_threshold`` lists the best near misses
     (at most ``NEAR_MISSES``: the explanation names why the closest ones are out, not every
     record of the subset). ``common_words`` is the process's cache (a fresh one counts)."""
+    query = await semantic_query(
+        session, owner_id, trigger, source, pointers, session_tags, excluded,
+        common_words=common_words, isolated=isolated,
+    )  # fmt: skip
+    return await run_alone(session, query)
+
+
+async def semantic_query(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    trigger: uuid.UUID | Probe,
+    source: SemanticSource,
+    pointers: Sequence[str],
+    session_tags: Sequence[str],
+    excluded: frozenset[str],
+    *,
+    common_words: CommonWords | None = None,
+    isolated: frozenset[str] = frozenset(),
+) -> SeedQuery | SeedBatch:
+    """``semantic_seeds`` as a query (the owner's common words are read first, if the
+    process's cache does not hold them)."""
     if not source.enabled:
         return SeedBatch([])
     common = await (common_words or CommonWords()).of(session, owner_id)
-    rows = await _hybrid_candidates(
-        session, owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded,
-        isolated,
-    )  # fmt: skip
+    hybrid = _hybrid_sql(
+        owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded, isolated
+    )
+    if hybrid is None:
+        return SeedBatch([])
+    return SeedQuery(*hybrid, read=lambda rows: _read(source, rows))
+
+
+def _read(source: SemanticSource, rows: Rows) -> SeedBatch:
     seeds: list[Seed] = []
     below: list[tuple[uuid.UUID, float]] = []
     isolated_ids: list[uuid.UUID] = []
     # The query already keeps at most `limit` seeds and NEAR_MISSES misses (and as many
     # isolated candidates), best first.
     for row in rows:
-        score = row["score"]
+        score = float(row["score"])
         if row.get("isolated"):
             isolated_ids.append(row["id"])
             continue
         if score < source.min_similarity:
             below.append((row["id"], round(score, 4)))
             continue
-        detail = f"similarity {row['similarity'] or 0:.3f}, lexical {row['lexical']:.2f}"
+        similarity, lexical = float(row["similarity"] or 0), float(row["lexical"])
+        detail = f"similarity {similarity:.3f}, lexical {lexical:.2f}"
         seeds.append(Seed(row["id"], NAME, score, detail))
     return SeedBatch(seeds, below, isolated_ids)
 
@@ -116,13 +153,17 @@ async def rank_hybrid(
     """The semantic seeds' ranking as a search (``GET /breadcrumbs/search?mode=hybrid``):
     rows of ``id, similarity, lexical, score``, best first, nothing excluded."""
     common = await (common_words or CommonWords()).of(session, owner_id)
-    return await _hybrid_candidates(
-        session, owner_id, probe, source, pointers, common, scope_tags, frozenset()
-    )
+    hybrid = _hybrid_sql(owner_id, probe, source, pointers, common, scope_tags, frozenset())
+    if hybrid is None:
+        return []
+    sql, params = hybrid
+    rows = [dict(row) for row in (await session.execute(text(sql), params)).mappings().all()]
+    for row in rows:
+        row["lexical"], row["score"] = float(row["lexical"]), float(row["score"])
+    return rows
 
 
-async def _hybrid_candidates(
-    session: AsyncSession,
+def _hybrid_sql(
     owner_id: uuid.UUID,
     probe: Probe,
     source: SemanticSource,
@@ -131,7 +172,7 @@ async def _hybrid_candidates(
     session_tags: Sequence[str],
     excluded: frozenset[str],
     isolated: frozenset[str] = frozenset(),
-) -> list[dict[str, Any]]:
+) -> tuple[str, dict[str, Any]] | None:
     """The filtered subset ranked exactly by the fused score. A session-scoped search scores
     every record of the session (up to ``LEXICAL_EXHAUSTIVE_ROWS``); a wider one scores the
     candidates — the vector neighbours (one pass over the subset), the records sharing an
@@ -153,16 +194,18 @@ async def _hybrid_candidates(
         params["schemas"] = list(source.schemas)
     if source.scope == "session":
         if not session_tags:
-            return []
+            return None
         clauses.append("tags && :session_tags")
         params["session_tags"] = list(session_tags)
     params["exhaustive"] = source.scope == "session"
     params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
     where = " AND ".join(clauses)
-    query = text(
-        f"""
+    query = f"""
         WITH probe AS ({probe.row_sql()}),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
+        term_array AS MATERIALIZED (
+            SELECT coalesce(array_agg(lexeme), '{{}}') AS lexemes FROM terms
+        ),
         -- The trigger's informative lexemes OR-ed (websearch_to_tsquery never fails on odd
         -- input; 'simple' keeps the already stemmed lexemes as they are).
         term_query AS MATERIALIZED (
@@ -219,16 +262,26 @@ async def _hybrid_candidates(
             SELECT candidates.id, coalesce(breadcrumbs.search_vector, ''::tsvector) AS tsv
             FROM candidates JOIN breadcrumbs USING (id)
         ),
+        -- BM25 in float8: numeric's ln() costs ~10 us a call, once per posting.
         stats AS (
-            SELECT count(*) AS n, greatest(avg(length(tsv)), 1) AS avgdl FROM documents
+            SELECT CAST(count(*) AS float8) AS n,
+                   CAST(greatest(avg(length(tsv)), 1) AS float8) AS avgdl
+            FROM documents
         ),
+        -- Only the trigger's lexemes of each document are unnested (each with its positions
+        -- array): the others are deleted from its tsvector first.
         postings AS (
             SELECT documents.id, word.lexeme, length(documents.tsv) AS dl,
-                   coalesce(array_length(word.positions, 1), 1) AS tf
-            FROM documents, unnest(documents.tsv) AS word
+                   CAST(coalesce(array_length(word.positions, 1), 1) AS float8) AS tf
+            FROM documents, term_array,
+                 unnest(ts_delete(documents.tsv,
+                                  tsvector_to_array(ts_delete(documents.tsv, term_array.lexemes))))
+                 AS word
             WHERE word.lexeme IN (SELECT lexeme FROM terms)
         ),
-        frequency AS (SELECT lexeme, count(*) AS df FROM postings GROUP BY lexeme),
+        frequency AS (
+            SELECT lexeme, CAST(count(*) AS float8) AS df FROM postings GROUP BY lexeme
+        ),
         lexical AS (
             SELECT postings.id,
                    sum(ln(1 + (stats.n - frequency.df + 0.5) / (frequency.df + 0.5))
@@ -263,14 +316,10 @@ async def _hybrid_candidates(
             (SELECT * FROM flagged WHERE isolated ORDER BY score DESC, id::text LIMIT :near_misses)
         )
         SELECT id, similarity, lexical, score, isolated FROM kept ORDER BY score DESC, id::text
-        """
-    )
+    """
     params["isolated"] = sorted(isolated)
     params.update(min_score=source.min_similarity, limit=source.limit, near_misses=NEAR_MISSES)
-    rows = [dict(row) for row in (await session.execute(query, params)).mappings().all()]
-    for row in rows:
-        row["lexical"], row["score"] = float(row["lexical"]), float(row["score"])
-    return rows
+    return query, params
 
 
 def _flagged(isolating: bool) -> str:

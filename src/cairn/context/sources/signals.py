@@ -21,11 +21,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-
 from cairn.context.model import Seed
 from cairn.context.records import LIVE, NOT_EXCLUDED
-from cairn.context.sources.base import SeedBatch, SeedCost, SeedRequest
+from cairn.context.sources.base import (
+    Rows,
+    SeedBatch,
+    SeedCost,
+    SeedQuery,
+    SeedRequest,
+    run_alone,
+)
 
 NAME = "signals"
 DEFAULT_LIMIT = 10
@@ -97,6 +102,9 @@ class Signals:
     cost = SeedCost(base=0.05, span=0.6)
 
     async def seeds(self, request: SeedRequest) -> SeedBatch:
+        return await run_alone(request.session, await self.query(request))
+
+    async def query(self, request: SeedRequest) -> SeedQuery | SeedBatch:
         config = parse(request.agent.context_sources.get(NAME))
         terms = terms_of(request.signals.files, request.signals.modules)
         if config is None or not terms:
@@ -113,15 +121,19 @@ class Signals:
         if config.schemas:
             clauses.append("schema_name = ANY(:schemas)")
             params["schemas"] = list(config.schemas)
-        query = text(_MATCHES.format(where=" AND ".join(clauses)))
-        rows = (await request.session.execute(query, params)).all()
-        seeds = []
-        for record_id, matched in rows:
-            share = min(1.0, sum(terms[term] for term in matched) / mentioned)
-            detail = "names " + ", ".join(matched) if matched else "names a signal"
-            seeds.append(Seed(record_id, NAME, min(1.0, 0.5 + 0.5 * share), detail))
-        seeds.sort(key=lambda seed: -seed.score)  # stable: newest first among equals
-        return SeedBatch(seeds)
+        query = _MATCHES.format(where=" AND ".join(clauses))
+        return SeedQuery(query, params, lambda rows: _read(terms, mentioned, rows))
+
+
+def _read(terms: Mapping[str, float], mentioned: int, rows: Rows) -> SeedBatch:
+    seeds = []
+    for row in rows:
+        record_id, matched = row["id"], row["matched"]
+        share = min(1.0, sum(terms[term] for term in matched) / mentioned)
+        detail = "names " + ", ".join(matched) if matched else "names a signal"
+        seeds.append(Seed(record_id, NAME, min(1.0, 0.5 + 0.5 * share), detail))
+    seeds.sort(key=lambda seed: -seed.score)  # stable: newest first among equals
+    return SeedBatch(seeds)
 
 
 SOURCE = Signals()

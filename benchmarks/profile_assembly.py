@@ -1,0 +1,214 @@
+"""Where an assembly's time goes, and whether a change pays (issue 20).
+
+    .venv/bin/python benchmarks/profile_assembly.py --scale 10000 --unique-texts 10000 \
+        --triggers 150 --rounds 3 --baseline /tmp/base/src --profile
+
+Loads the benchmark corpus (``benchmarks/perf.py``'s, from ``.cairn-bench/``) once into a
+fresh embedded PostgreSQL, then runs the same warm triggers through ``ContextBuilder.build``
+(assemble, write, commit: what the worker does per event) in child processes that import
+Cairn from a given source tree: this checkout, and with ``--baseline`` another one (e.g.
+``git archive <commit> src | tar -x -C /tmp/base``; ``--variant NAME=SRC`` adds more),
+rotating their order round by round so all see the same machine load. Reports medians per
+phase and end to end. ``--profile`` runs each ``--profile-variant`` (default: this checkout) once
+more under cProfile and writes the top frames (cumulative and own time) to
+``benchmarks/results/profile-NAME-VARIANT.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CACHE = REPO / ".cairn-bench"
+RESULTS = REPO / "benchmarks" / "results"
+OWNER = "00000000-0000-0000-0000-000000000001"
+
+
+def driver(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(REPO / "src"))
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from perf import trigger_events
+    from perfbench import corpus as corpus_module, load
+
+    corpus = corpus_module.load_or_build(
+        args.scale, CACHE, REPO / ".cairn" / "models", unique_texts=args.unique_texts
+    )
+    events = trigger_events(corpus, args.triggers + args.warmup)
+    events_file = CACHE / f"profile-events-{args.name}.json"
+    events_file.write_text(json.dumps(events))
+    variants = {"baseline": Path(args.baseline)} if args.baseline else {}
+    for named in args.variant or [f"this={REPO / 'src'}"]:
+        name, _, src = named.partition("=")
+        variants[name] = Path(src)
+    samples: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
+    with load.services(CACHE / f"run-profile-{args.name}") as services:
+        print("loading (COPY, then HNSW)", flush=True)
+        asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
+        common = [
+            "--database-url", services.database_url, "--nats-url", services.nats_url,
+            "--events", str(events_file), "--warmup", str(args.warmup),
+        ]  # fmt: skip
+        for round_ in range(args.rounds):
+            shift = round_ % len(variants)
+            order = list(variants)[shift:] + list(variants)[:shift]
+            for name in order:
+                out = _child(variants[name], common)
+                samples[name] += out
+                print(f"round {round_ + 1} {name}: e2e p50 {_median(out, 'e2e'):.2f} ms")
+                print(_table(samples), flush=True)  # so far
+        if args.profile:
+            for name in args.profile_variant or ["this"]:
+                text_file = RESULTS / f"profile-{args.name}-{name}.txt"
+                _child(variants[name], [*common, "--profile", str(text_file)])
+                print(f"profile of {name}: {text_file}")
+    print(_table(samples))
+
+
+def _child(src: Path, common: list[str]) -> list[dict[str, Any]]:
+    command = [sys.executable, __file__, "child", "--src", str(src), *common]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _median(rows: list[dict[str, Any]], key: str) -> float:
+    values = [row[key] for row in rows if key in row]
+    return statistics.median(values) if values else 0.0
+
+
+def _table(samples: dict[str, list[dict[str, Any]]]) -> str:
+    keys = ["e2e", "trigger", "signals", "seeds", "graph", "render_items", "rank", "select"]
+    keys += ["render", "write"]
+    names = list(samples)
+    lines = [
+        "| phase p50 ms | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    for key in keys:
+        cells = [f"{_median(samples[name], key):.2f}" for name in names]
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    counts = [str(len(samples[name])) for name in names]
+    lines.append("| assemblies | " + " | ".join(counts) + " |")
+    return "\n".join(lines)
+
+
+def child(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(Path(args.src).resolve()))
+    os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
+    events = json.loads(Path(args.events).read_text())
+    rows, profile = asyncio.run(_run_child(args, events))
+    if args.profile:
+        Path(args.profile).write_text(profile)
+    print(json.dumps(rows))
+
+
+async def _run_child(
+    args: argparse.Namespace, events: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], str]:
+    import uuid
+
+    from cairn.config import Settings
+    from cairn.context import builder as builder_module
+    from cairn.context.builder import ContextBuilder
+    from cairn.db.engine import create_engine, create_session_factory
+    from cairn.runtime.heap import tune_collector
+    from cairn.transforms import Transforms
+    from cairn.worker.app import NoEmbedder
+
+    started_write: dict[str, float] = {}
+    write_context = builder_module.write_context
+
+    async def timed_write(*a: Any, **k: Any) -> Any:
+        started_write["at"] = time.perf_counter()
+        return await write_context(*a, **k)
+
+    builder_module.write_context = timed_write  # type: ignore[assignment]
+    settings = Settings(
+        database_url=args.database_url, nats_url=args.nats_url, data_dir=CACHE / "data"
+    )
+    engine = create_engine(args.database_url, settings)
+    sessions = create_session_factory(engine)
+    builder = ContextBuilder.create(
+        settings, sessions, Transforms(settings.transforms), NoEmbedder()
+    )
+    tune_collector()
+    owner = uuid.UUID(OWNER)
+    rows: list[dict[str, Any]] = []
+    profile = ""
+
+    async def one(event: dict[str, Any], keep: bool) -> None:
+        started = time.perf_counter()
+        agents = [a for a in await builder.directory.agents(owner) if a.triggered_by(event)]
+        for agent in agents:
+            row = await builder.build(agent, uuid.UUID(event["breadcrumb_id"]), event["event_id"])
+            committed = time.perf_counter()
+            if keep and row is not None:
+                sample = dict(row["context"]["timings_ms"])
+                sample["write"] = (committed - started_write["at"]) * 1000
+                sample["e2e"] = (committed - started) * 1000
+                rows.append(sample)
+
+    for event in events[: args.warmup]:
+        await one(event, False)
+    measured = events[args.warmup :]
+    if args.profile:
+        import cProfile
+        import io
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for event in measured:
+            await one(event, True)
+        profiler.disable()
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out).strip_dirs()
+        out.write(f"{len(rows)} assemblies; e2e p50 {_median(rows, 'e2e'):.2f} ms\n")
+        stats.sort_stats("cumulative").print_stats(45)
+        stats.sort_stats("tottime").print_stats(45)
+        profile = out.getvalue()
+    else:
+        for event in measured:
+            await one(event, True)
+    await engine.dispose()
+    return rows, profile
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("mode", nargs="?", default="driver", choices=["driver", "child"])
+    parser.add_argument("--scale", type=int, default=10_000)
+    parser.add_argument("--unique-texts", type=int, default=10_000)
+    parser.add_argument("--triggers", type=int, default=150)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", default=None, help="another checkout's src directory")
+    parser.add_argument(
+        "--variant", action="append", default=[], help="NAME=SRC (default: this=./src)"
+    )
+    parser.add_argument("--profile", nargs="?", const="1", default=None)
+    parser.add_argument(
+        "--profile-variant", action="append", default=[], help="a variant's NAME (repeat)"
+    )
+    parser.add_argument("--name", default="quick")
+    parser.add_argument("--src", default=str(REPO / "src"))
+    parser.add_argument("--database-url", default="")
+    parser.add_argument("--nats-url", default="")
+    parser.add_argument("--events", default="")
+    args = parser.parse_args()
+    if args.mode == "child":
+        child(args)
+    else:
+        driver(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The replacement of a generated record (an assembled context) in ONE statement: the
+version-advancing update, its history row, its outbox event, its processing outcomes and
+the pruning of its old history, as data-modifying CTEs of one ``UPDATE``.
+
+Every assembly ends with this write, and the general path (lock, read, compare-and-set,
+history and outbox, outcomes, prune) costs five round trips and as many statement
+compilations. One ``UPDATE`` locks the row and re-checks its conditions on the newest
+version (PostgreSQL's READ COMMITTED update rule), so the version cannot move between check
+and write; everything else copies the row the update returns. It covers the common case
+only — the record exists, the writer created it (or curates the tenant), the stored
+ordering time is comparable and not later, and the record is not embedded; anything else
+returns None and the caller takes the general path, which decides every rule as before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from cairn.breadcrumbs.repository import Row, written_columns
+from cairn.events.payloads import ChangeKind, subject_for
+from cairn.processing.repository import outcome_params, outcomes_upsert_sql
+from cairn.processing.stages import Outcome
+from cairn.transforms.definitions import is_definition
+
+# The columns a generated write sets, as ``GeneratedWriter._generated_values`` makes them
+# for a record that is not embedded. Any other set of columns takes the general path.
+COLUMNS = frozenset(
+    {
+        "schema_name", "title", "description", "semantic_version", "tags", "llm_hints",
+        "visibility", "sensitivity", "ttl", "checksum", "size_bytes", "entity_keywords",
+        "llm_text", "embedding", "updated_by",
+    }
+)  # fmt: skip
+# An ISO time with its offset, as ``datetime.isoformat`` writes an aware time: PostgreSQL
+# casts it exactly as ``datetime.fromisoformat`` reads it. Other stored values (absent,
+# naive, odd) are compared by the general path.
+ISO_AWARE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}:\d{2}$"
+_ISO_AWARE = re.compile(ISO_AWARE)
+# ``datetime.isoformat`` of the UTC time the driver returns: microseconds only when any.
+ISO_UTC = (
+    "to_char(u.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
+    " || CASE WHEN CAST(date_part('microseconds', u.updated_at) AS bigint) % 1000000 = 0"
+    " THEN '' ELSE to_char(u.updated_at AT TIME ZONE 'UTC', '.US') END || '+00:00'"
+)
+_RETURNED = ", ".join(column.name for column in written_columns())
+
+_REPLACE = text(
+    f"""
+    WITH u AS (
+        UPDATE breadcrumbs SET
+            schema_name = :schema_name, title = :title, description = :description,
+            semantic_version = :semantic_version, tags = CAST(:tags AS text[]),
+            llm_hints = CAST(:llm_hints AS jsonb), visibility = :visibility,
+            sensitivity = :sensitivity, ttl = :ttl, checksum = :checksum,
+            size_bytes = :size_bytes, entity_keywords = CAST(:entity_keywords AS text[]),
+            llm_text = NULL, embedding = NULL, updated_by = :updated_by,
+            context = CAST(:context AS jsonb), version = version + 1, updated_at = now()
+        WHERE id = :id AND owner_id = :owner AND (ttl IS NULL OR ttl > now())
+          AND (created_by = :actor OR CAST(:curator AS boolean))
+          AND (CAST(:ordered_by AS text) IS NULL
+               OR CASE WHEN jsonb_typeof(context -> CAST(:field AS text)) = 'string'
+                            AND context ->> CAST(:field AS text) ~ '{ISO_AWARE}'
+                       THEN CAST(context ->> CAST(:field AS text) AS timestamptz)
+                            <= CAST(:ordered_by AS timestamptz)
+                       ELSE false END)
+        RETURNING {_RETURNED}, context
+    ),
+    history AS (
+        INSERT INTO breadcrumb_history (breadcrumb_id, owner_id, version, title, tags, context,
+                                        checksum, change, updated_at, updated_by)
+        SELECT id, owner_id, version, title, tags, context, checksum, 'replace', updated_at,
+               updated_by
+        FROM u
+    ),
+    event AS (
+        INSERT INTO outbox (owner_id, subject, msg_id, payload)
+        SELECT owner_id, :subject, :event_id,
+               CAST(:payload AS jsonb) || jsonb_build_object(
+                   'version', version, 'updated_at', {ISO_UTC}, 'context', context)
+        FROM u
+    ),
+    outcomes AS ({outcomes_upsert_sql("u.owner_id", "u.id", "u,")}),
+    pruned AS (
+        DELETE FROM breadcrumb_history
+        WHERE breadcrumb_id = :id AND owner_id = :owner AND CAST(:keep AS integer) > 0
+          AND version < (SELECT version FROM u) - CAST(:keep AS integer) + 1
+    )
+    SELECT {_RETURNED} FROM u
+    """
+).columns(*written_columns())
+
+
+def applies(values: Mapping[str, Any], ordered_by: object, *, ordered: bool) -> bool:
+    """Whether the one statement can make this write (else the general path does)."""
+    if set(values) != COLUMNS or values["llm_text"] is not None or is_definition(values):
+        return False  # a definition's write has more to do (BreadcrumbWriter)
+    if values["embedding"] is not None:
+        return False
+    return not ordered or (isinstance(ordered_by, str) and bool(_ISO_AWARE.match(ordered_by)))
+
+
+async def replace_generated(
+    session: AsyncSession,
+    record: tuple[uuid.UUID, uuid.UUID],
+    values: Mapping[str, Any],
+    context_json: str,
+    outcomes: Mapping[str, Outcome],
+    *,
+    writer: tuple[str, bool],
+    ordering: tuple[str, object] | None,
+    keep_versions: int,
+) -> Row | None:
+    """``record`` (owner, id) replaced by ``values`` and the context as JSON text, written by
+    ``writer`` (actor, curates the tenant); ``ordering`` (context field, this write's ISO
+    time): unless the stored one is later. The written row without its context, or None
+    when the record is absent or any condition above does not hold (nothing written)."""
+    owner, record_id = record
+    event_id = uuid.uuid4()
+    payload = {
+        "type": f"breadcrumb.{ChangeKind.updated.value}", "event_id": str(event_id),
+        "breadcrumb_id": str(record_id), "owner_id": str(owner),
+        "schema_name": values["schema_name"], "title": values["title"],
+        "tags": list(values["tags"]), "change": "replace",
+    }  # fmt: skip
+    field, ordered_by = ordering or ("", None)
+    params = {
+        **values,
+        "llm_hints": None if values["llm_hints"] is None else json.dumps(values["llm_hints"]),
+        "context": context_json, "id": record_id, "owner": owner,
+        "actor": writer[0], "curator": writer[1], "field": field, "ordered_by": ordered_by,
+        "subject": subject_for(record_id, ChangeKind.updated), "event_id": event_id,
+        "payload": json.dumps(payload), "keep": keep_versions, **outcome_params(outcomes),
+    }  # fmt: skip
+    row: Row | None = (await session.execute(_REPLACE, params)).mappings().one_or_none()
+    return row
