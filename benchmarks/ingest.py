@@ -81,9 +81,8 @@ def bodies_of(requests: int) -> list[dict[str, object]]:
     return [body(i, rng) for i in range(requests)]
 
 
-def encoder_ceiling(requests: int, model_dir: Path) -> dict[str, object]:
-    """Texts per second of the encoder alone, on the texts the posts carry: what ingest
-    would reach if embedding were the only work on the machine."""
+def post_texts(requests: int) -> list[str]:
+    """The texts the server embeds for the posts of a run of ``requests``."""
     from cairn.breadcrumbs.text import build_llm_text
 
     texts = []
@@ -91,7 +90,13 @@ def encoder_ceiling(requests: int, model_dir: Path) -> dict[str, object]:
         context = item["context"]
         assert isinstance(context, dict)
         texts.append(build_llm_text(str(item["title"]), None, context))
-    return encoder_speed(texts, model_dir)
+    return texts
+
+
+def encoder_ceiling(requests: int, model_dir: Path) -> dict[str, object]:
+    """Texts per second of the encoder alone, on the texts the posts carry: what ingest
+    would reach if embedding were the only work on the machine."""
+    return encoder_speed(post_texts(requests), model_dir)
 
 
 def encoder_speed(texts: list[str], model_dir: Path) -> dict[str, object]:
