@@ -183,6 +183,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/encoder.json")
     args = parser.parse_args()
     chosen = [CONFIGS[name] for name in args.configs.split(",")]
+    load_at_start = os.getloadavg()
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     with tempfile.TemporaryDirectory(prefix="cairn-encoder-") as tmp:
         model_dir = Path(tmp)
@@ -201,12 +202,18 @@ def main() -> None:
         "min_cosine": cosines,
         "median": table,
         "samples": samples,
-        "load_average": os.getloadavg(),
+        "load_average": {"start": load_at_start, "end": os.getloadavg()},
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    args.out.with_suffix(".md").write_text(markdown(table, cosines) + "\n")
+    caption = (
+        f"Medians of {args.reps} interleaved repetitions: texts per wall-clock second and per"
+        f" CPU second (ratio to {chosen[0].name}); min cosine to the sentence-transformers"
+        f" reference. Load average {load_at_start[0]:.1f} at start, {os.getloadavg()[0]:.1f}"
+        " at the end."
+    )
+    args.out.with_suffix(".md").write_text(caption + "\n\n" + markdown(table, cosines) + "\n")
     print(markdown(table, cosines))
 
 
