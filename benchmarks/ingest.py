@@ -17,6 +17,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -81,9 +82,8 @@ def bodies_of(requests: int) -> list[dict[str, object]]:
     return [body(i, rng) for i in range(requests)]
 
 
-def encoder_ceiling(requests: int, model_dir: Path) -> dict[str, object]:
-    """Texts per second of the encoder alone, on the texts the posts carry: what ingest
-    would reach if embedding were the only work on the machine."""
+def post_texts(requests: int) -> list[str]:
+    """The texts the server embeds for the posts of a run of ``requests``."""
     from cairn.breadcrumbs.text import build_llm_text
 
     texts = []
@@ -91,22 +91,34 @@ def encoder_ceiling(requests: int, model_dir: Path) -> dict[str, object]:
         context = item["context"]
         assert isinstance(context, dict)
         texts.append(build_llm_text(str(item["title"]), None, context))
-    return encoder_speed(texts, model_dir)
+    return texts
+
+
+def encoder_ceiling(requests: int, model_dir: Path) -> dict[str, object]:
+    """Texts per second of the encoder alone, on the texts the posts carry: what ingest
+    would reach if embedding were the only work on the machine."""
+    return encoder_speed(post_texts(requests), model_dir)
 
 
 def encoder_speed(texts: list[str], model_dir: Path) -> dict[str, object]:
     """Texts per second of the encoder alone on ``texts`` (batches of 32), and their mean
-    length in word-pieces."""
+    length in word-pieces. Threads as the server's settings say (CAIRN_EMBEDDING__THREADS)."""
+    from cairn.config import Settings
     from cairn.embedding import OnnxEncoder, ensure_model
 
-    encoder = OnnxEncoder(ensure_model(model_dir), threads=2)
+    threads = Settings().embedding.threads
+    encoder = OnnxEncoder(ensure_model(model_dir), threads=threads)
     encoder.encode(texts[:32])  # warm-up
     started = time.perf_counter()
     for start in range(0, len(texts), 32):
         encoder.encode(texts[start : start + 32])
     elapsed = time.perf_counter() - started
     tokens = sum(len(ids) for ids in encoder.token_ids(texts)) / len(texts)
-    return {"texts_per_s": round(len(texts) / elapsed, 1), "mean_tokens": round(tokens, 1)}
+    return {
+        "texts_per_s": round(len(texts) / elapsed, 1),
+        "mean_tokens": round(tokens, 1),
+        "threads": threads,
+    }
 
 
 async def load(url: str, clients: int, requests: int) -> dict[str, object]:
@@ -160,14 +172,24 @@ def main() -> None:
         try:
             url = f"http://127.0.0.1:{args.port}"
             report = asyncio.run(load(url, args.clients, args.requests))
+            report["encoder_alone"] = ceiling
+            report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(report, indent=2) + "\n")
+            print(json.dumps(report, indent=2), flush=True)
         finally:
-            server.send_signal(signal.SIGINT)
-            server.wait(timeout=30)
-    report["encoder_alone"] = ceiling
-    report["machine"] = {"cpus": os.cpu_count(), "python": sys.version.split()[0]}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report, indent=2))
+            shut_down(server)
+
+
+def shut_down(server: subprocess.Popen[str]) -> None:
+    """Stop the server before its data directory goes; on a busy machine it may take long."""
+    server.send_signal(signal.SIGINT)
+    try:
+        server.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        print("server did not stop within 120 s; killed", file=sys.stderr)
+        server.kill()
+        server.wait()
 
 
 if __name__ == "__main__":

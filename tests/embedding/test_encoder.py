@@ -13,7 +13,16 @@ import numpy as np
 import pytest
 from tests.fixtures_path import FIXTURES
 
-from cairn.embedding import EMBEDDING_DIM, MODEL_FILE, TOKENIZER_FILE, OnnxEncoder, ensure_model
+from cairn.embedding import (
+    EMBEDDING_DIM,
+    FUSED_MODEL_FILE,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    OnnxEncoder,
+    build_onnx_model,
+    ensure_model,
+    weights_dir,
+)
 
 REFERENCE = json.loads((FIXTURES / "minilm_reference.json").read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = REFERENCE["cases"]
@@ -44,6 +53,16 @@ def test_vector_matches_sentence_transformers(encoder: OnnxEncoder, case: dict[s
     reference = np.asarray(case["embedding"], dtype=np.float64)
     cosine = float(vector @ reference) / float(np.linalg.norm(reference))
     assert cosine >= 0.9999
+
+
+def test_fused_graph_gives_the_reference_vectors(model_dir: Path) -> None:
+    """The fused-kernel graph the encoder benchmark weighs must stay a pure speed lever."""
+    build_onnx_model(weights_dir(), model_dir / FUSED_MODEL_FILE, fused=True)
+    fused = OnnxEncoder(model_dir, model_file=FUSED_MODEL_FILE)
+    vectors = fused.encode([c["text"] for c in CASES])
+    reference = np.asarray([c["embedding"] for c in CASES], dtype=np.float64)
+    reference /= np.linalg.norm(reference, axis=1, keepdims=True)
+    assert float(np.min(np.sum(vectors * reference, axis=1))) >= 0.9999
 
 
 def test_reference_includes_a_text_truncated_at_max_tokens(encoder: OnnxEncoder) -> None:

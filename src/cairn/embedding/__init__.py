@@ -21,6 +21,7 @@ from cairn.embedding.keywords import (
     tag_pointers,
 )
 from cairn.embedding.onnx_build import (
+    FUSED_MODEL_FILE,
     MODEL_FILE,
     TOKENIZER_FILE,
     build_onnx_model,
@@ -31,6 +32,7 @@ from cairn.embedding.types import EMBEDDING_DIM
 
 __all__ = [
     "EMBEDDING_DIM",
+    "FUSED_MODEL_FILE",
     "MODEL_FILE",
     "STATE_TAGS",
     "TOKENIZER_FILE",

@@ -23,7 +23,14 @@ class OnnxEncoder:
     session is thread-safe, but one worker thread is the intended use.
     """
 
-    def __init__(self, model_dir: Path, *, threads: int = 2, max_tokens: int = 256) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        threads: int = 2,
+        max_tokens: int = 256,
+        model_file: str = MODEL_FILE,
+    ) -> None:
         if not 2 <= max_tokens <= _MAX_POSITIONS:
             raise ValueError(f"max_tokens must be within 2..{_MAX_POSITIONS}, got {max_tokens}")
         self.max_tokens = max_tokens
@@ -40,7 +47,7 @@ class OnnxEncoder:
         # (requests, SSE fan-out) right after each write; woken threads cost ~3 ms instead.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
-            str(model_dir / MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
+            str(model_dir / model_file), sess_options=options, providers=["CPUExecutionProvider"]
         )
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:

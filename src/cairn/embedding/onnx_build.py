@@ -2,7 +2,9 @@
 
 The graph is BERT as sentence-transformers runs it: embeddings → LayerNorm → N encoder
 layers → mean pooling over the attention mask → L2 normalisation. Opset 17, standard ops
-only, so any onnxruntime build can load it.
+only, so any onnxruntime build can load it. A variant with onnxruntime's fused transformer
+kernels (``onnx_fused``) gives the same vectors; it is not faster on these machines
+(benchmarks/encoder.py measures both), so the standard graph is the one shipped.
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from cairn.embedding.onnx_fused import CONTRIB_DOMAIN, fused_encoder_layer
+
 logger = logging.getLogger(__name__)
 
 # The graph's version is in the file name: changing how the graph is built must bump it, so
 # a model built by an older release is rebuilt instead of silently reused.
 GRAPH_VERSION = 1
 MODEL_FILE = f"all-MiniLM-L6-v2.g{GRAPH_VERSION}.onnx"
+FUSED_MODEL_FILE = f"all-MiniLM-L6-v2.g{GRAPH_VERSION}-fused.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 OPSET = 17
 
@@ -90,6 +95,12 @@ class _GraphBuilder:
         output = out or f"{op_type.lower()}_{self._count}"
         node = helper.make_node(op_type, list(inputs), [output], name=output, **attrs)
         self.nodes.append(node)
+        return output
+
+    def contrib(self, op_type: str, *inputs: str, **attrs: Any) -> str:
+        """An op of onnxruntime's own domain (its fused CPU kernels)."""
+        output = self.op(op_type, *inputs, **attrs)
+        self.nodes[-1].domain = CONTRIB_DOMAIN
         return output
 
 
@@ -169,15 +180,22 @@ def _pool_and_normalise(g: _GraphBuilder, hidden: str, mask: str) -> str:
     return g.op("Div", mean, norm, out="sentence_embedding")
 
 
-def _build_graph(w: Weights, cfg: BertConfig) -> onnx.GraphProto:
+def _build_graph(w: Weights, cfg: BertConfig, *, fused: bool) -> onnx.GraphProto:
     g = _GraphBuilder()
     mask = g.op("Cast", "attention_mask", to=TensorProto.FLOAT)
-    # Additive mask [batch, 1, 1, seq]: 0 for real tokens, a huge negative for padding.
-    inverted = g.op("Sub", g.scalar(1.0), mask)
-    mask_bias = g.op("Unsqueeze", g.op("Mul", inverted, g.scalar(_MASKED_SCORE)), g.ints(1, 2))
+    layer: Callable[[_GraphBuilder, str, str, Weights, int, BertConfig], str]
+    if fused:
+        layer = fused_encoder_layer
+        layer_mask = g.op("Cast", "attention_mask", to=TensorProto.INT32)
+    else:
+        # Additive mask [batch, 1, 1, seq]: 0 for real tokens, a huge negative for padding.
+        inverted = g.op("Sub", g.scalar(1.0), mask)
+        masked = g.op("Mul", inverted, g.scalar(_MASKED_SCORE))
+        layer = _encoder_layer
+        layer_mask = g.op("Unsqueeze", masked, g.ints(1, 2))
     x = _embeddings(g, w, cfg)
     for i in range(cfg.num_layers):
-        x = _encoder_layer(g, x, mask_bias, w, i, cfg)
+        x = layer(g, x, layer_mask, w, i, cfg)
     output = _pool_and_normalise(g, x, mask)
     inputs = [
         helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "seq"])
@@ -187,16 +205,23 @@ def _build_graph(w: Weights, cfg: BertConfig) -> onnx.GraphProto:
     return helper.make_graph(g.nodes, "all-MiniLM-L6-v2", inputs, outputs, g.initializers)
 
 
-def build_onnx_model(weights: Path, out_file: Path) -> None:
-    """Build the sentence-embedding graph from ``weights`` and write it atomically."""
+def build_onnx_model(weights: Path, out_file: Path, *, fused: bool = False) -> None:
+    """Build the sentence-embedding graph from ``weights`` and write it atomically.
+
+    ``fused`` emits each encoder layer as onnxruntime's fused kernels (same vectors), for
+    the encoder benchmark to weigh against the standard graph.
+    """
     from safetensors.numpy import load_file
 
     cfg = BertConfig.from_file(weights / "config.json")
     tensors: Weights = load_file(str(weights / "model.safetensors"))
-    graph = _build_graph(tensors, cfg)
+    graph = _build_graph(tensors, cfg, fused=fused)
+    opsets = [helper.make_opsetid("", OPSET)]
+    if fused:
+        opsets.append(helper.make_opsetid(CONTRIB_DOMAIN, 1))
     model = helper.make_model(
         graph,
-        opset_imports=[helper.make_opsetid("", OPSET)],
+        opset_imports=opsets,
         producer_name="cairn",
         ir_version=8,  # the IR version that goes with opset 17
     )
