@@ -81,11 +81,14 @@ def layout_for(
     tier: str = "normal",
     *,
     prior_fixes: bool = False,
+    trigger_id: UUID | None = None,
 ) -> Layout:
     """The agent's section layout, or the classic one when it declares no sections
     (with a prior fixes section when the agent has the ``paths`` source)."""
     if sections is None:
-        return ClassicLayout(records, blocks, counter, prior_fixes=prior_fixes)
+        return ClassicLayout(
+            records, blocks, counter, prior_fixes=prior_fixes, trigger_id=trigger_id
+        )
     return SectionLayout(sections, records, blocks, counter, tier)
 
 
@@ -99,14 +102,20 @@ class ClassicLayout:
         counter: TokenCounter,
         *,
         prior_fixes: bool = False,
+        trigger_id: UUID | None = None,
     ) -> None:
         self.records, self.blocks, self.counter = records, blocks, counter
-        self.prior_fixes = prior_fixes
+        self.prior_fixes, self.trigger_id = prior_fixes, trigger_id
         self.overhead = fixed_overhead(counter, prior_fixes=prior_fixes)
         self.admit: Admit | None = None
 
     def cost_of(self, record_id: UUID) -> int:
-        return self.blocks.tokens(self.records[record_id])
+        """A one-line item costs its line (it shares a run's header); the trigger, alone in
+        its section, its whole block."""
+        record = self.records[record_id]
+        if record_id == self.trigger_id:
+            return self.blocks.tokens(record)
+        return self.blocks.run_tokens(record)
 
     def allocate(self, selection: Selection) -> Selection:
         return selection
