@@ -58,7 +58,10 @@ def test_the_assembly_path_without_sections_is_byte_identical(
     counter: TokenCounter, budget: int
 ) -> None:
     """The stages as context.assemble runs them now (a layout for an agent without sections,
-    its admission, allocation, rendering and explanation) give the golden output too."""
+    its admission, allocation, rendering and explanation) give the golden output too. The
+    layout is not given the budget: charging headers where records land instead of
+    reserving every section's (which context.assemble does) is a deliberate change of the
+    selection, tested in tests/context/test_render.py."""
     golden = json.loads(GOLDEN.read_text())[str(budget)]
     seeds, g = world()
     blocks = ItemBlocks(render_plain, counter)

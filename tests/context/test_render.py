@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from datetime import timedelta
@@ -16,6 +17,7 @@ from cairn.context import (
     EdgeType,
     ItemBlocks,
     Record,
+    Rendered,
     Section,
     Seed,
     Selected,
@@ -27,7 +29,7 @@ from cairn.context import (
     section_of,
     select_within_budget,
 )
-from cairn.context.layout import ClassicLayout
+from cairn.context.layout import ClassicLayout, HeadersAsNeeded
 from cairn.context.render import item_block, run_header, section_header
 
 TRIGGER_SESSION = ("user:message", "session:s1")
@@ -424,3 +426,70 @@ def test_the_classic_layout_costs_a_one_line_item_its_line(counter: TokenCounter
     assert layout.cost_of(rid(1)) == blocks.tokens(records[rid(1)])
     assert layout.cost_of(rid(3)) == blocks.tokens(records[rid(3)])
     assert layout.cost_of(rid(2)) < blocks.tokens(records[rid(2)])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    bodies=st.lists(st.tuples(texts, st.booleans(), st.booleans()), min_size=1, max_size=14),
+    rng_seed=st.integers(0, 10_000),
+    budget=st.integers(0, 600),
+)
+def test_headers_charged_as_needed_account_for_the_exact_count(
+    counter: TokenCounter, bodies: list[tuple[str, bool, bool]], rng_seed: int, budget: int
+) -> None:
+    """Given the budget, the classic layout charges each section's and run's header where
+    its record lands (the history is in time order, not in the order records are taken):
+    what it charged is exactly the text's count: nothing to trim."""
+    minutes = list(range(len(bodies)))
+    random.Random(rng_seed).shuffle(minutes)
+    turns = [
+        dataclasses.replace(
+            said(
+                n + 2, f"{body}\nmore" if two_lines else body, title="",
+                schema="agent.response.v1" if answer else "user.message.v1",
+            ),
+            created_at=EPOCH + timedelta(minutes=minute),
+        )
+        for n, ((body, two_lines, answer), minute) in enumerate(zip(bodies, minutes, strict=True))
+    ]  # fmt: skip
+    records = {r.id: r for r in [said(1, "the question", title=""), *turns]}
+    g = graph(
+        records.values(), [(1, n, EdgeType.temporal, 0.8) for n in range(2, len(records) + 1)]
+    )
+    text = lambda r: str(r.context["text"])  # noqa: E731
+
+    def assembled(given_budget: int | None) -> tuple[Rendered, int]:
+        blocks = ItemBlocks(text, counter)
+        layout = ClassicLayout(g.records, blocks, counter, trigger_id=rid(1), budget=given_budget)
+        selection = select_within_budget(
+            [Seed(rid(1), "trigger")], g, layout.cost_of, budget, max_nodes=50,
+            fixed_overhead=layout.overhead, admit=layout.admit,
+        )  # fmt: skip
+        left = layout.admit.remaining if isinstance(layout.admit, HeadersAsNeeded) else 0
+        return layout.render(selection, budget), left
+
+    charged, left = assembled(budget)
+    assert charged.trimmed == []
+    assert charged.token_count == counter.count(charged.text) == budget - left
+
+
+def test_headers_charged_as_needed_leave_room_for_more_records(counter: TokenCounter) -> None:
+    """Reserving the header of every section up front, a context of history and trigger
+    leaves the unused sections' headers' worth of its budget empty."""
+    records = [said(1, "Caroline: what did I say?", title="")]
+    records += [said(n, f"Caroline: I said thing number {n}.", title="") for n in range(2, 30)]
+    g = graph(records, [(1, n, EdgeType.temporal, 0.8) for n in range(2, 30)])
+    taken: dict[int | None, int] = {}
+    for charged in (None, 200):
+        blocks = ItemBlocks(lambda r: str(r.context["text"]), counter)
+        layout = ClassicLayout(g.records, blocks, counter, trigger_id=rid(1), budget=charged)
+        selection = select_within_budget(
+            [Seed(rid(1), "trigger")], g, layout.cost_of, 200, max_nodes=50,
+            fixed_overhead=layout.overhead, admit=layout.admit,
+        )  # fmt: skip
+        rendered = layout.render(selection, 200)
+        assert rendered.token_count <= 200
+        taken[charged] = len(rendered.items)
+    reserved = sum(counter.count(section_header(s)) for s in (Section.tools, Section.knowledge))
+    per_line = counter.count("Caroline: I said thing number 10.\n")
+    assert taken[200] >= taken[None] + reserved // per_line >= taken[None] + 1

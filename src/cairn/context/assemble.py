@@ -155,7 +155,7 @@ async def assemble(
     with timer.phase("select"):
         layout = layout_for(
             agent.sections, graph.records, blocks, counter, signals.tier,
-            prior_fixes=prior_fixes, trigger_id=trigger.id,
+            prior_fixes=prior_fixes, trigger_id=trigger.id, budget=budget.tokens,
         )  # fmt: skip
         aging = None if domains is None else half_life_of(domains)
         if aging is not None:

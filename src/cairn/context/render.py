@@ -85,6 +85,11 @@ def item_header(record: Record, *, titled: bool = True) -> str:
     return f"{OPEN}{label}{CLOSE}\n"
 
 
+def untitled_header(schema_name: str | None) -> str:
+    """The header of an item of ``schema_name`` whose title adds nothing."""
+    return f"{OPEN}item · {_one_line(schema_name or '') or 'record'}{CLOSE}\n"
+
+
 def run_header(schema_name: str | None) -> str:
     """The header a run of one-line items of ``schema_name`` shares."""
     return f"{OPEN}items · {_one_line(schema_name or '') or 'record'}{CLOSE}\n"
