@@ -13,7 +13,9 @@ is the share of its evidence turns whose rendered block is in ``formatted_contex
 (categories 1-4). With ``--no-hints`` the turns are ``locomo.turn.v1`` records instead, a
 schema with no definition (speaker, date and text in plain fields), rendered compactly. The
 baselines (recency, dense top-k, BM25, RRF of dense + BM25) rank
-the same turns and pack them with the same blocks, tokenizer and reserved headers.
+the same turns and pack them with the same blocks (one-line turns in runs under one
+header), tokenizer and reserved headers. A turn counts as present by its block or by its
+line in a run.
 """
 
 from __future__ import annotations
