@@ -1,7 +1,7 @@
 """The four baselines: rank a conversation's turns for a question, then pack the ranking
 into the budget exactly as Cairn packs records — same blocks, same runs of one-line turns
-under one header, same tokenizer, same reserved section headers and trigger block, a turn
-that does not fit is skipped, and the last taken go if the exact count is over."""
+under one header, same tokenizer, same section headers and trigger block, a turn that
+does not fit is skipped, and the last taken go if the exact count is over."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
 
 from cairn.context.model import Section
-from cairn.context.render import fixed_overhead, run_header, section_header
+from cairn.context.render import run_header, section_header
 from cairn.context.tokens import TokenCounter
 from cairn.embedding.keywords import STOPWORDS
 
@@ -98,8 +98,11 @@ def pack(
 ) -> tuple[str, set[int]]:
     """The context a baseline would give: turns in rank order while they fit (skip, do not
     stop), shown chronologically, with the trigger; never more than ``budget`` tokens (the
-    last taken go while the exact count is over, as Cairn trims)."""
-    room = budget - fixed_overhead(counter) - counter.count(trigger_block)
+    last taken go while the exact count is over). The headers it needs are charged up front
+    as Cairn charges them where they land: the history's, the trigger's, one run's."""
+    headers = [section_header(Section.history), section_header(Section.trigger)]
+    headers.append(run_header(corpus.schema))
+    room = budget - sum(counter.count(header) for header in headers) - counter.count(trigger_block)
     taken: list[int] = []
     for index in ranking:
         if corpus.costs[index] <= room:
