@@ -83,11 +83,12 @@ async def prepare(
     return run
 
 
-async def ask_all(client: CairnClient, run: Run, limit: int | None) -> None:
-    """Every question, one at a time (so no question is ever in another one's graph)."""
+async def ask_all(client: CairnClient, run: Run, limit: int | None, stride: int = 1) -> None:
+    """Every ``stride``-th question (the first ``limit`` of them), one at a time (so no
+    question is ever in another one's graph)."""
     started = time.perf_counter()
     for loaded in run.loaded:
-        for question in loaded.conversation.questions[:limit]:
+        for question in loaded.conversation.questions[::stride][:limit]:
             answered = await client.ask(question.text, loaded.session_tag, run.run_tag, run.agents)
             run.asked.append(Asked(loaded, question, answered))
     run.seconds["questions"] = time.perf_counter() - started
