@@ -136,11 +136,8 @@ class ClassicLayout:
         """A one-line item costs its line (it shares a run's header); the trigger, alone in
         its section, its whole block."""
         record = self.records[record_id]
-        return (
-            self.blocks.run_tokens(record)
-            if self.joins_runs(record)
-            else self.blocks.tokens(record)
-        )
+        line = self.blocks.line(record) if record_id != self.trigger_id else None
+        return self.blocks.tokens(record) if line is None else line[1]
 
     def allocate(self, selection: Selection) -> Selection:
         return selection
@@ -168,18 +165,22 @@ class HeadersAsNeeded:
         self.layout, self.remaining = layout, budget
         # Per section, the places of the records taken (in text order) and their run kind
         # (the schema of a one-line record, None for one that stands alone).
-        self.places: dict[Section, list[tuple[datetime, str]]] = {}
+        self.places: dict[Section, list[tuple[datetime, int]]] = {}
         self.kinds: dict[Section, list[str | None]] = {}
         self._headers: dict[tuple[str | None, bool], int] = {}
 
     def __call__(self, record_id: UUID, source: str, tokens: int) -> DropReason | None:
+        if tokens > self.remaining:  # whatever headers it would add
+            return DropReason.over_budget
         layout = self.layout
         record = layout.records[record_id]
         section = layout.section_of(record)
         kind = (record.schema_name or "") if layout.joins_runs(record) else None
         opened = section in self.kinds
         places, kinds = self.places.setdefault(section, []), self.kinds.setdefault(section, [])
-        place = (record.created_at, str(record.id))
+        # The history's order (context.render): by time, then id (a UUID's text sorts as
+        # its number does).
+        place = (record.created_at, record.id.int)
         at = bisect.bisect(places, place) if section is Section.history else len(places)
         needed = tokens + self._added(kinds, at, kind)
         if not opened:
@@ -226,11 +227,12 @@ class HeadersAsNeeded:
 
 
 def _run_length(kinds: list[str | None], start: int, step: int, kind: str | None) -> int:
-    """How many records from ``start`` on (going ``step``) are of run ``kind``."""
+    """How many records from ``start`` on (going ``step``) are of run ``kind``, counted up
+    to two: a run's headers depend only on whether it has none, one or more records."""
     if kind is None:
         return 0
     n, at = 0, start
-    while 0 <= at < len(kinds) and kinds[at] == kind:
+    while n < 2 and 0 <= at < len(kinds) and kinds[at] == kind:
         n, at = n + 1, at + step
     return n
 

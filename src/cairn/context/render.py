@@ -148,6 +148,9 @@ def is_prior_fix(record: Record) -> bool:
     return record.schema_name == PATH_SCHEMA and record.context.get("status") == "resolved"
 
 
+_UNSEEN = ("", -1)  # no line known yet (None: the record has none)
+
+
 class ItemBlocks:
     """Each record's block and token count, rendered once per assembly and shared by the
     pathfinder (``cost_of``) and ``assemble_text``.
@@ -199,10 +202,12 @@ class ItemBlocks:
 
     def line(self, record: Record) -> tuple[str, int] | None:
         """The record's line in a run and its tokens, or None when its block stands alone."""
-        if record.id not in self._lines:
+        known = self._lines.get(record.id, _UNSEEN)
+        if known is _UNSEEN:
             line = run_line(record, self.text(record))
-            self._lines[record.id] = None if line is None else (line, self._counter.count(line))
-        return self._lines[record.id]
+            known = None if line is None else (line, self._counter.count(line))
+            self._lines[record.id] = known
+        return known
 
     def run_tokens(self, record: Record) -> int:
         """Tokens the record adds to a run of its kind: its line, or its whole block when it
