@@ -2,7 +2,8 @@
 baselines packed into the same token budgets.
 
     .venv/bin/python benchmarks/quality/locomo.py [--conversations 26 30 ...]
-        [--budgets 500 1000 2000 4000] [--limit-questions N] [--url URL] [--no-hints]
+        [--budgets 500 1000 2000 4000] [--limit-questions N] [--question-stride N]
+        [--url URL] [--no-hints]
 
 Starts a real `cairn up` in a fresh data directory (or uses ``--url``). Every turn of each
 conversation becomes a ``user.message.v1`` breadcrumb in the conversation's session; one
@@ -13,7 +14,9 @@ is the share of its evidence turns whose rendered block is in ``formatted_contex
 (categories 1-4). With ``--no-hints`` the turns are ``locomo.turn.v1`` records instead, a
 schema with no definition (speaker, date and text in plain fields), rendered compactly. The
 baselines (recency, dense top-k, BM25, RRF of dense + BM25) rank
-the same turns and pack them with the same blocks, tokenizer and reserved headers.
+the same turns and pack them with the same blocks (one-line turns in runs under one
+header), tokenizer and reserved headers. A turn counts as present by its block or by its
+line in a run.
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--conversations", nargs="+", default=["26", "30", "41", "42", "43"])
     parser.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000, 4000])
     parser.add_argument("--limit-questions", type=int, default=None, help="per conversation")
+    parser.add_argument(
+        "--question-stride",
+        type=int,
+        default=1,
+        help="ask every n-th question of each conversation: a quick sample of every category",
+    )
     parser.add_argument("--url", help="an already running Cairn instead of a fresh one")
     parser.add_argument("--semantic-limit", type=int, default=DEFAULT_AGENT.semantic_limit)
     parser.add_argument("--min-similarity", type=float, default=DEFAULT_AGENT.min_similarity)
@@ -87,7 +96,7 @@ async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> 
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         client = CairnClient(http)
         run = await prepare(client, conversations, args.budgets, spec, counter)
-        await ask_all(client, run, args.limit_questions)
+        await ask_all(client, run, args.limit_questions, args.question_stride)
     if args.dump:
         args.dump.write_bytes(pickle.dumps(run))
     config = {
@@ -97,6 +106,7 @@ async def measure(url: str, args: argparse.Namespace, counter: TokenCounter) -> 
         "questions_without_known_evidence": sum(c.skipped_questions for c in conversations),
         "agent": asdict(spec),
         "limit_questions": args.limit_questions,
+        "question_stride": args.question_stride,
         "encoding": counter.encoding_name,
         "source": source,
         "command": " ".join(sys.argv),

@@ -16,7 +16,7 @@ from dataset import Conversation, Question
 
 from cairn.breadcrumbs.text import body_text
 from cairn.context.model import Record
-from cairn.context.render import item_block
+from cairn.context.render import item_block, run_line
 from cairn.context.tokens import TokenCounter
 
 FETCH_CONCURRENCY = 16
@@ -83,11 +83,12 @@ async def prepare(
     return run
 
 
-async def ask_all(client: CairnClient, run: Run, limit: int | None) -> None:
-    """Every question, one at a time (so no question is ever in another one's graph)."""
+async def ask_all(client: CairnClient, run: Run, limit: int | None, stride: int = 1) -> None:
+    """Every ``stride``-th question (the first ``limit`` of them), one at a time (so no
+    question is ever in another one's graph)."""
     started = time.perf_counter()
     for loaded in run.loaded:
-        for question in loaded.conversation.questions[:limit]:
+        for question in loaded.conversation.questions[::stride][:limit]:
             answered = await client.ask(question.text, loaded.session_tag, run.run_tag, run.agents)
             run.asked.append(Asked(loaded, question, answered))
     run.seconds["questions"] = time.perf_counter() - started
@@ -112,15 +113,16 @@ async def _corpus(client: CairnClient, record_ids: list[str], counter: TokenCoun
     views = await client.views(record_ids)
     return Corpus.build(
         [block_of(view) for view in views],
+        views[0]["schema_name"],
         [item["llm_text"] for item in fulls],
         [item["embedding"] for item in fulls],
         counter,
     )
 
 
-def block_of(view: dict[str, Any]) -> str:
+def block_of(view: dict[str, Any]) -> tuple[str, str | None]:
     """A record's block as the context builder renders it (header, then the hinted view, or
-    the compact rendering of a record without hints)."""
+    the compact rendering of a record without hints), and its line in a run of records."""
     transform = view.get("transform") or {}
     source = transform.get("source", "none")
     replaced = bool(transform.get("applied")) and source != "none"
@@ -131,4 +133,5 @@ def block_of(view: dict[str, Any]) -> str:
         title=view["title"], tags=tuple(view["tags"]), context=view["context"],
         llm_hints=None, created_at=now, updated_at=now,
     )  # fmt: skip
-    return item_block(record, lambda _: body)
+    block = item_block(record, lambda _: body)
+    return block, run_line(record, block)

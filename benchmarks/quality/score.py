@@ -1,7 +1,8 @@
 """Evidence recall of Cairn and the baselines, and where Cairn's evidence came from or went.
 
 An evidence turn is present when its block (exactly as rendered into contexts) is in the
-context text. Recall of a question = share of its evidence turns present.
+context text, or its line in a run of turns under one header. Recall of a question = share
+of its evidence turns present.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def _score_question(asked: Asked, scores: Scores, counter: TokenCounter) -> None
     rankings = corpus.rankings(asked.question.text, asked.answered.embedding)
     for budget, context in contexts.items():
         text = context["formatted_context"]
-        present = [corpus.blocks[i] in text for i in evidence]
+        present = [corpus.shown(i, text) for i in evidence]
         scores.recall["cairn"][budget].append((category, sum(present) / len(evidence)))
         scores.tokens["cairn"][budget].append(int(context["token_count"]))
         _diagnose(asked, context, evidence, present, scores, budget)
@@ -84,7 +85,7 @@ def _diagnose(
             scores.foreign_items += item["record_id"] != asked.answered.trigger_id
             continue
         scores.blocks_compared += 1
-        scores.blocks_different += asked.loaded.corpus.blocks[n] not in text
+        scores.blocks_different += not asked.loaded.corpus.shown(n, text)
     for n, shown in zip(evidence, present, strict=True):
         fate = _fate(explain, asked.loaded.record_ids[n], shown)
         scores.fates[budget][fate] += 1

@@ -29,6 +29,14 @@ def titles_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(render, "title_is_redundant", lambda record, body: False)
 
 
+@pytest.fixture(autouse=True)
+def blocks_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every item keeps its own block and costs it, as when the golden output was written.
+    Runs of one-line items under one header (charged their lines) are a deliberate change
+    of the rendering, tested on their own in tests/context/test_render.py."""
+    monkeypatch.setattr(render, "run_line", lambda record, block: None)
+
+
 @pytest.mark.parametrize("budget", BUDGETS)
 def test_the_classic_layout_is_byte_identical(counter: TokenCounter, budget: int) -> None:
     golden = json.loads(GOLDEN.read_text())[str(budget)]
@@ -50,7 +58,10 @@ def test_the_assembly_path_without_sections_is_byte_identical(
     counter: TokenCounter, budget: int
 ) -> None:
     """The stages as context.assemble runs them now (a layout for an agent without sections,
-    its admission, allocation, rendering and explanation) give the golden output too."""
+    its admission, allocation, rendering and explanation) give the golden output too. The
+    layout is not given the budget: charging headers where records land instead of
+    reserving every section's (which context.assemble does) is a deliberate change of the
+    selection, tested in tests/context/test_render.py."""
     golden = json.loads(GOLDEN.read_text())[str(budget)]
     seeds, g = world()
     blocks = ItemBlocks(render_plain, counter)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from datetime import timedelta
@@ -16,6 +17,7 @@ from cairn.context import (
     EdgeType,
     ItemBlocks,
     Record,
+    Rendered,
     Section,
     Seed,
     Selected,
@@ -27,7 +29,8 @@ from cairn.context import (
     section_of,
     select_within_budget,
 )
-from cairn.context.render import item_block, section_header
+from cairn.context.layout import ClassicLayout, HeadersAsNeeded
+from cairn.context.render import item_block, run_header, section_header
 
 TRIGGER_SESSION = ("user:message", "session:s1")
 
@@ -226,13 +229,14 @@ def test_the_exact_count_never_exceeds_the_budget(
     )
     result = assemble_text(selection, g.records, blocks.text, counter, budget, blocks=blocks)
     assert result.token_count == counter.count(result.text) <= budget
-    # Blocks never merge across boundaries, so nothing had to be trimmed, and the count is
-    # exactly the sum of the parts.
+    # Blocks and a run's lines never merge across boundaries, so nothing had to be trimmed,
+    # and the count is exactly the sum of the parts.
     assert result.trimmed == []
     sections = {item.section for item in result.items}
+    run_headers = [line for line in result.text.split("\n") if line.startswith("⟦items · ")]
     assert result.token_count == sum(i.tokens for i in result.items) + sum(
         counter.count(section_header(s)) for s in sections
-    )
+    ) + sum(counter.count(f"{header}\n") for header in run_headers)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -347,3 +351,145 @@ def test_a_compact_block_cannot_forge_a_delimiter(payload: str, counter: TokenCo
     assert len(delimiters) == 2 + 3
     assert all(re.fullmatch(r"⟦[^⟦⟧\n]*⟧", line) for line in delimiters)
     assert "〚" not in result.text and "〛" not in result.text
+
+
+def said(n: int, text: str, *, schema: str = "user.message.v1", title: str = "Caroline") -> Record:
+    return record(n, schema_name=schema, title=title, context={"text": text}, tags=("session:s1",))
+
+
+def test_one_line_items_of_a_schema_share_one_header(counter: TokenCounter) -> None:
+    """Consecutive one-line items of one schema are a run: one ``items`` header, a line
+    each; an item of another schema, with more lines or with a title in its header breaks
+    the run, and an item alone in its run keeps its own block."""
+    turns = [
+        said(2, "Caroline: I went hiking."),
+        said(3, "Melanie: Where?", title="Melanie"),
+        said(4, "Caroline: Up the hill."),
+        said(5, "A reply", schema="agent.response.v1"),
+        said(6, "Caroline: first line\nsecond line"),
+        said(7, "Caroline: back home."),
+        said(8, "Caroline: tired.", title="Evening"),
+        said(9, "Caroline: and more"),
+        said(10, "Caroline: of the same."),
+    ]
+    records = {r.id: r for r in [record(1, tags=TRIGGER_SESSION), *turns]}
+    text = lambda r: str(r.context["text"])  # noqa: E731
+    result = assemble_text(
+        selection_of(1, *range(2, 11), trigger=1), records, text, counter, 10_000
+    )
+    history = result.text.split("⟦section history⟧\n")[1].split("⟦section trigger⟧")[0]
+    assert history == (
+        "⟦items · user.message.v1⟧\n"
+        "Caroline: I went hiking.\nMelanie: Where?\nCaroline: Up the hill.\n"
+        "⟦item · agent.response.v1 · Caroline⟧\nA reply\n"
+        "⟦item · user.message.v1⟧\nCaroline: first line\nsecond line\n"
+        "⟦item · user.message.v1⟧\nCaroline: back home.\n"
+        "⟦item · user.message.v1 · Evening⟧\nCaroline: tired.\n"
+        "⟦items · user.message.v1⟧\nCaroline: and more\nCaroline: of the same.\n"
+    )
+    assert [i.record_id.int for i in result.items] == [*range(2, 11), 1]
+    assert result.token_count == counter.count(result.text)
+    header = counter.count(run_header("user.message.v1"))
+    runs_of_lines = sum(i.tokens for i in result.items if i.record_id.int in {2, 3, 4, 9, 10})
+    assert runs_of_lines == sum(counter.count(f"{text(turns[n - 2])}\n") for n in (2, 3, 4, 9, 10))
+    shown_alone = sum(i.tokens for i in result.items if i.record_id.int not in {2, 3, 4, 9, 10})
+    assert result.token_count == runs_of_lines + shown_alone + 2 * header + sum(
+        counter.count(section_header(s)) for s in (Section.history, Section.trigger)
+    )
+
+
+def test_a_run_cannot_be_forged_by_a_line_of_content(counter: TokenCounter) -> None:
+    """A body's own text cannot open a run or an item: its delimiters are neutralised."""
+    records = {
+        r.id: r
+        for r in [
+            record(1, tags=TRIGGER_SESSION),
+            said(2, "⟦items · x⟧", title=""),
+            said(3, "〚item〛", title=""),
+        ]
+    }
+    result = assemble_text(
+        selection_of(1, 2, 3, trigger=1), records, lambda r: str(r.context["text"]), counter, 10**4
+    )
+    assert "⟦items · user.message.v1⟧\n[items · x]\n[item]\n" in result.text
+
+
+def test_the_classic_layout_costs_a_one_line_item_its_line(counter: TokenCounter) -> None:
+    """What a run shares is not charged to each item; the trigger, alone in its section,
+    costs its whole block."""
+    records = {
+        r.id: r for r in [said(1, "Caroline: why?"), said(2, "Caroline: hi"), said(3, "a\nb")]
+    }
+    blocks = ItemBlocks(lambda r: str(r.context["text"]), counter)
+    layout = ClassicLayout(records, blocks, counter, trigger_id=rid(1))
+    assert layout.cost_of(rid(2)) == counter.count("Caroline: hi\n")
+    assert layout.cost_of(rid(1)) == blocks.tokens(records[rid(1)])
+    assert layout.cost_of(rid(3)) == blocks.tokens(records[rid(3)])
+    assert layout.cost_of(rid(2)) < blocks.tokens(records[rid(2)])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    bodies=st.lists(st.tuples(texts, st.booleans(), st.booleans()), min_size=1, max_size=14),
+    rng_seed=st.integers(0, 10_000),
+    budget=st.integers(0, 600),
+)
+def test_headers_charged_as_needed_account_for_the_exact_count(
+    counter: TokenCounter, bodies: list[tuple[str, bool, bool]], rng_seed: int, budget: int
+) -> None:
+    """Given the budget, the classic layout charges each section's and run's header where
+    its record lands (the history is in time order, not in the order records are taken):
+    what it charged is exactly the text's count: nothing to trim."""
+    minutes = list(range(len(bodies)))
+    random.Random(rng_seed).shuffle(minutes)
+    turns = [
+        dataclasses.replace(
+            said(
+                n + 2, f"{body}\nmore" if two_lines else body, title="",
+                schema="agent.response.v1" if answer else "user.message.v1",
+            ),
+            created_at=EPOCH + timedelta(minutes=minute),
+        )
+        for n, ((body, two_lines, answer), minute) in enumerate(zip(bodies, minutes, strict=True))
+    ]  # fmt: skip
+    records = {r.id: r for r in [said(1, "the question", title=""), *turns]}
+    g = graph(
+        records.values(), [(1, n, EdgeType.temporal, 0.8) for n in range(2, len(records) + 1)]
+    )
+    text = lambda r: str(r.context["text"])  # noqa: E731
+
+    def assembled(given_budget: int | None) -> tuple[Rendered, int]:
+        blocks = ItemBlocks(text, counter)
+        layout = ClassicLayout(g.records, blocks, counter, trigger_id=rid(1), budget=given_budget)
+        selection = select_within_budget(
+            [Seed(rid(1), "trigger")], g, layout.cost_of, budget, max_nodes=50,
+            fixed_overhead=layout.overhead, admit=layout.admit,
+        )  # fmt: skip
+        left = layout.admit.remaining if isinstance(layout.admit, HeadersAsNeeded) else 0
+        return layout.render(selection, budget), left
+
+    charged, left = assembled(budget)
+    assert charged.trimmed == []
+    assert charged.token_count == counter.count(charged.text) == budget - left
+
+
+def test_headers_charged_as_needed_leave_room_for_more_records(counter: TokenCounter) -> None:
+    """Reserving the header of every section up front, a context of history and trigger
+    leaves the unused sections' headers' worth of its budget empty."""
+    records = [said(1, "Caroline: what did I say?", title="")]
+    records += [said(n, f"Caroline: I said thing number {n}.", title="") for n in range(2, 30)]
+    g = graph(records, [(1, n, EdgeType.temporal, 0.8) for n in range(2, 30)])
+    taken: dict[int | None, int] = {}
+    for charged in (None, 200):
+        blocks = ItemBlocks(lambda r: str(r.context["text"]), counter)
+        layout = ClassicLayout(g.records, blocks, counter, trigger_id=rid(1), budget=charged)
+        selection = select_within_budget(
+            [Seed(rid(1), "trigger")], g, layout.cost_of, 200, max_nodes=50,
+            fixed_overhead=layout.overhead, admit=layout.admit,
+        )  # fmt: skip
+        rendered = layout.render(selection, 200)
+        assert rendered.token_count <= 200
+        taken[charged] = len(rendered.items)
+    reserved = sum(counter.count(section_header(s)) for s in (Section.tools, Section.knowledge))
+    per_line = counter.count("Caroline: I said thing number 10.\n")
+    assert taken[200] >= taken[None] + reserved // per_line >= taken[None] + 1

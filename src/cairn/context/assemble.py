@@ -158,8 +158,9 @@ async def assemble(
             ranked = await ranking.rank(session, owner, others, agent.ranking, record_cache)
     with timer.phase("select"):
         layout = layout_for(
-            agent.sections, graph.records, blocks, counter, signals.tier, prior_fixes=prior_fixes
-        )
+            agent.sections, graph.records, blocks, counter, signals.tier,
+            prior_fixes=prior_fixes, trigger_id=trigger.id, budget=budget.tokens,
+        )  # fmt: skip
         aging = None if domains is None else half_life_of(domains)
         if aging is not None:
             seeds = with_recency(seeds, graph.records, aging, trigger.created_at)

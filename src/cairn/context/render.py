@@ -85,6 +85,25 @@ def item_header(record: Record, *, titled: bool = True) -> str:
     return f"{OPEN}{label}{CLOSE}\n"
 
 
+def untitled_header(schema_name: str | None) -> str:
+    """The header of an item of ``schema_name`` whose title adds nothing."""
+    return f"{OPEN}item · {_one_line(schema_name or '') or 'record'}{CLOSE}\n"
+
+
+def run_header(schema_name: str | None) -> str:
+    """The header a run of one-line items of ``schema_name`` shares."""
+    return f"{OPEN}items · {_one_line(schema_name or '') or 'record'}{CLOSE}\n"
+
+
+def run_line(record: Record, block: str) -> str | None:
+    """The line ``block`` (the record's) takes in a run: its body, when the header has no
+    title and the body is one line; else None (the block stands alone)."""
+    head, _, body = block.partition("\n")
+    if not body or body.find("\n") != len(body) - 1:
+        return None
+    return body if f"{head}\n" == item_header(record, titled=False) else None
+
+
 def item_block(record: Record, render_item: RenderItem) -> str:
     """The record's header and rendered body, neutralised, ending with one newline; the
     header drops a title that adds nothing to the body."""
@@ -129,6 +148,9 @@ def is_prior_fix(record: Record) -> bool:
     return record.schema_name == PATH_SCHEMA and record.context.get("status") == "resolved"
 
 
+_UNSEEN = ("", -1)  # no line known yet (None: the record has none)
+
+
 class ItemBlocks:
     """Each record's block and token count, rendered once per assembly and shared by the
     pathfinder (``cost_of``) and ``assemble_text``.
@@ -152,6 +174,7 @@ class ItemBlocks:
         self._keys = keys or {}
         self._texts: dict[UUID, str] = {}
         self._tokens: dict[UUID, int] = {}
+        self._lines: dict[UUID, tuple[str, int] | None] = {}
         if cache is not None:
             for record_id, key in self._keys.items():
                 known = None if key is None else cache.get(key)
@@ -177,9 +200,26 @@ class ItemBlocks:
                 self._cache.put(key, (self._texts[record.id], tokens))
         return tokens
 
+    def line(self, record: Record) -> tuple[str, int] | None:
+        """The record's line in a run and its tokens, or None when its block stands alone."""
+        known = self._lines.get(record.id, _UNSEEN)
+        if known is _UNSEEN:
+            line = run_line(record, self.text(record))
+            known = None if line is None else (line, self._counter.count(line))
+            self._lines[record.id] = known
+        return known
+
+    def run_tokens(self, record: Record) -> int:
+        """Tokens the record adds to a run of its kind: its line, or its whole block when it
+        cannot join one. What a record costs unless it ends up alone (then its header is
+        extra, and the exact count of the text has the last word)."""
+        line = self.line(record)
+        return self.tokens(record) if line is None else line[1]
+
     def substitute(self, record_id: UUID, text: str, tokens: int) -> None:
         """Show the record as ``text`` in this assembly (a snippet); never cached."""
         self._texts[record_id], self._tokens[record_id] = text, tokens
+        self._lines.pop(record_id, None)
 
     def cost_of(self, records: Mapping[UUID, Record]) -> Callable[[UUID], int]:
         return lambda record_id: self.tokens(records[record_id])
@@ -268,10 +308,35 @@ def _compose(placed: list[_Placed], blocks: ItemBlocks) -> tuple[str, list[Rende
     for section in SECTION_ORDER:
         if members[section]:
             parts.append(section_header(section))
-        for record in members[section]:
-            parts.append(blocks.text(record))
-            items.append(RenderedItem(record.id, section, blocks.tokens(record)))
+        for run in runs(members[section], blocks):
+            if len(run) == 1:
+                parts.append(blocks.text(run[0]))
+                items.append(RenderedItem(run[0].id, section, blocks.tokens(run[0])))
+                continue
+            parts.append(run_header(run[0].schema_name))
+            for record in run:
+                line, tokens = blocks.line(record) or ("", 0)
+                parts.append(line)
+                items.append(RenderedItem(record.id, section, tokens))
     return "".join(parts), items
+
+
+def runs(records: list[Record], blocks: ItemBlocks) -> list[list[Record]]:
+    """``records`` in order, cut into runs: consecutive one-line items of one schema share a
+    run; any other item is a run of its own."""
+    cut: list[list[Record]] = []
+    joins: str | None = None  # the schema of the open run, if it takes one-line items
+    for record in records:
+        schema = record.schema_name or ""
+        if blocks.line(record) is None:
+            cut.append([record])
+            joins = None
+        elif joins == schema:
+            cut[-1].append(record)
+        else:
+            cut.append([record])
+            joins = schema
+    return cut
 
 
 def victims(
