@@ -29,7 +29,8 @@ from cairn.context import (
     section_of,
     select_within_budget,
 )
-from cairn.context.layout import ClassicLayout, HeadersAsNeeded
+from cairn.context.admission import HeadersAsNeeded
+from cairn.context.layout import ClassicLayout
 from cairn.context.render import item_block, run_header, section_header
 
 TRIGGER_SESSION = ("user:message", "session:s1")
