@@ -4,7 +4,9 @@ outbox event like any change, and never overwritten by an older trigger's assemb
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -196,27 +198,57 @@ async def test_other_schemas_keep_their_whole_history(
     assert len(await _history(db, uuid.UUID(record_id))) == 25
 
 
+@contextlib.contextmanager
+def _written_statements(app: FastAPI) -> Iterator[list[str]]:
+    """The statements sent meanwhile that touch records, their history or the outbox."""
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "breadcrumb" in statement or "outbox" in statement:
+            statements.append(statement)
+
+    engine = app.state.resources.engine.sync_engine
+    sa_event.listen(engine, "before_cursor_execute", seen)
+    try:
+        yield statements
+    finally:
+        sa_event.remove(engine, "before_cursor_execute", seen)
+
+
+async def test_a_creation_is_one_statement_with_the_general_paths_rows(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    """The first assembly of a session creates its record: the insert, its history row,
+    its event and its processing outcomes go as one statement."""
+    assembly = _assembly(uuid.uuid4().hex[:8])
+    with _written_statements(app) as written:
+        row = await _write(app, assembly, keep=1)
+    assert len(written) == 1, written
+    stored = await _stored(db, row["id"])
+    assert row["version"] == stored["version"] == 1 and stored["context"] == assembly.context
+    assert row["updated_at"] == stored["updated_at"] == stored["created_at"]
+    assert stored["created_by"] == f"context-builder:{assembly.agent_id}"
+    assert [(h["version"], h["change"]) for h in await _history(db, row["id"])] == [(1, "create")]
+    ((subject, event),) = await outbox_events(db, str(row["id"]))
+    assert subject == f"bc.{row['id']}.created" and set(event) == EVENT_KEYS
+    assert (event["type"], event["change"], event["version"]) == ("breadcrumb.created", "create", 1)
+    query = text("SELECT stage, state FROM record_processing WHERE breadcrumb_id = :id")
+    async with db.connect() as connection:
+        stages = dict((await connection.execute(query, {"id": row["id"]})).all())
+    assert stages == {stage: outcome.state for stage, outcome in _outcomes().items()}
+
+
 async def test_a_replacement_is_one_statement_with_the_general_paths_rows(
     app: FastAPI, db: AsyncEngine
 ) -> None:
     """The update, its history row, its event, its processing outcomes and the pruning of
     old history go to the database as one statement, and leave what the general path
-    leaves (the creation above it takes the general path)."""
+    leaves."""
     key = uuid.uuid4().hex[:8]
     first = await _write(app, _assembly(key, text="first"))
-    statements: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        statements.append(statement)
-
-    engine = app.state.resources.engine.sync_engine
-    sa_event.listen(engine, "before_cursor_execute", seen)
-    try:
+    with _written_statements(app) as written:
         later = _assembly(key, triggered=TRIGGERED + timedelta(seconds=1), text="later")
         row = await _write(app, later, keep=1)
-    finally:
-        sa_event.remove(engine, "before_cursor_execute", seen)
-    written = [s for s in statements if "breadcrumb" in s or "outbox" in s]
     assert len(written) == 1, written
     stored = await _stored(db, first["id"])
     assert row["version"] == stored["version"] == 2 and stored["context"] == later.context

@@ -45,7 +45,7 @@ class GeneratedWriter(BreadcrumbWriter):
         owner = self.principal.owner_id
         ordered_by = body.context.get(unless_later) if unless_later else None
         if replace.applies(values, ordered_by, ordered=unless_later is not None):
-            row = await replace.replace_generated(
+            row = await replace.upsert_generated(
                 self.session, (owner, breadcrumb_id), values, context_json, derived.outcomes,
                 writer=(self.principal.actor, self.principal.has(Role.CURATOR)),
                 ordering=(unless_later, ordered_by) if unless_later else None,

@@ -1,15 +1,18 @@
-"""The replacement of a generated record (an assembled context) in ONE statement: the
-version-advancing update, its history row, its outbox event, its processing outcomes and
-the pruning of its old history, as data-modifying CTEs of one ``UPDATE``.
+"""The write of a generated record (an assembled context) in ONE statement: its creation or
+its version-advancing replacement, its history row, its outbox event, its processing
+outcomes and the pruning of its old history, as data-modifying CTEs of one upsert.
 
-Every assembly ends with this write, and the general path (lock, read, compare-and-set,
-history and outbox, outcomes, prune) costs five round trips and as many statement
-compilations. One ``UPDATE`` locks the row and re-checks its conditions on the newest
-version (PostgreSQL's READ COMMITTED update rule), so the version cannot move between check
-and write; everything else copies the row the update returns. It covers the common case
-only — the record exists, the writer created it (or curates the tenant), the stored
-ordering time is comparable and not later, and the record is not embedded; anything else
-returns None and the caller takes the general path, which decides every rule as before.
+Every assembly ends with this write, and the general path (lock, read, insert or
+compare-and-set, history and outbox, outcomes, prune) costs five round trips and as many
+statement compilations. The first assembly of each (consumer, session) creates its record,
+every later one replaces it. ``INSERT … ON CONFLICT DO UPDATE … WHERE`` either inserts the
+row or locks the existing one and checks the conditions on its newest version, so the
+version cannot move between check and write, and two first writes converge on one record
+(the second replaces the first); everything else copies the row the upsert returns (version
+1: created). It covers the common case only — absent, or the writer created it (or curates
+the tenant), the stored ordering time is comparable and not later, and the record is not
+embedded; anything else returns None and the caller takes the general path, which decides
+every rule as before.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from cairn.processing.stages import Outcome
 from cairn.transforms.definitions import is_definition
 
 # The columns a generated write sets, as ``GeneratedWriter._generated_values`` makes them
-# for a record that is not embedded. Any other set of columns takes the general path.
+# for a record that is not embedded (a creation adds its id, owner and creator). Any other
+# set of columns takes the general path.
 COLUMNS = frozenset(
     {
         "schema_name", "title", "description", "semantic_version", "tags", "llm_hints",
@@ -50,24 +54,35 @@ ISO_UTC = (
     " THEN '' ELSE to_char(u.updated_at AT TIME ZONE 'UTC', '.US') END || '+00:00'"
 )
 _RETURNED = ", ".join(column.name for column in written_columns())
+_TYPES = {kind: f"breadcrumb.{kind.value}" for kind in (ChangeKind.created, ChangeKind.updated)}
 
-_REPLACE = text(
+_UPSERT = text(
     f"""
     WITH u AS (
-        UPDATE breadcrumbs SET
-            schema_name = :schema_name, title = :title, description = :description,
-            semantic_version = :semantic_version, tags = CAST(:tags AS text[]),
-            llm_hints = CAST(:llm_hints AS jsonb), visibility = :visibility,
-            sensitivity = :sensitivity, ttl = :ttl, checksum = :checksum,
-            size_bytes = :size_bytes, entity_keywords = CAST(:entity_keywords AS text[]),
-            llm_text = NULL, embedding = NULL, updated_by = :updated_by,
-            context = CAST(:context AS jsonb), version = version + 1, updated_at = now()
-        WHERE id = :id AND owner_id = :owner AND (ttl IS NULL OR ttl > now())
-          AND (created_by = :actor OR CAST(:curator AS boolean))
+        INSERT INTO breadcrumbs AS b (
+            id, owner_id, created_by, schema_name, title, description, semantic_version, tags,
+            llm_hints, visibility, sensitivity, ttl, checksum, size_bytes, entity_keywords,
+            llm_text, embedding, updated_by, context)
+        VALUES (
+            :id, :owner, :actor, :schema_name, :title, :description, :semantic_version,
+            CAST(:tags AS text[]), CAST(:llm_hints AS jsonb), :visibility, :sensitivity, :ttl,
+            :checksum, :size_bytes, CAST(:entity_keywords AS text[]), NULL, NULL, :updated_by,
+            CAST(:context AS jsonb))
+        ON CONFLICT (id) DO UPDATE SET
+            schema_name = excluded.schema_name, title = excluded.title,
+            description = excluded.description, semantic_version = excluded.semantic_version,
+            tags = excluded.tags, llm_hints = excluded.llm_hints,
+            visibility = excluded.visibility, sensitivity = excluded.sensitivity,
+            ttl = excluded.ttl, checksum = excluded.checksum, size_bytes = excluded.size_bytes,
+            entity_keywords = excluded.entity_keywords, llm_text = NULL, embedding = NULL,
+            updated_by = excluded.updated_by, context = excluded.context,
+            version = b.version + 1, updated_at = now()
+        WHERE b.owner_id = :owner AND (b.ttl IS NULL OR b.ttl > now())
+          AND (b.created_by = :actor OR CAST(:curator AS boolean))
           AND (CAST(:ordered_by AS text) IS NULL
-               OR CASE WHEN jsonb_typeof(context -> CAST(:field AS text)) = 'string'
-                            AND context ->> CAST(:field AS text) ~ '{ISO_AWARE}'
-                       THEN CAST(context ->> CAST(:field AS text) AS timestamptz)
+               OR CASE WHEN jsonb_typeof(b.context -> CAST(:field AS text)) = 'string'
+                            AND b.context ->> CAST(:field AS text) ~ '{ISO_AWARE}'
+                       THEN CAST(b.context ->> CAST(:field AS text) AS timestamptz)
                             <= CAST(:ordered_by AS timestamptz)
                        ELSE false END)
         RETURNING {_RETURNED}, context
@@ -75,14 +90,20 @@ _REPLACE = text(
     history AS (
         INSERT INTO breadcrumb_history (breadcrumb_id, owner_id, version, title, tags, context,
                                         checksum, change, updated_at, updated_by)
-        SELECT id, owner_id, version, title, tags, context, checksum, 'replace', updated_at,
-               updated_by
+        SELECT id, owner_id, version, title, tags, context, checksum,
+               CASE WHEN version = 1 THEN 'create' ELSE 'replace' END, updated_at, updated_by
         FROM u
     ),
     event AS (
         INSERT INTO outbox (owner_id, subject, msg_id, payload)
-        SELECT owner_id, :subject, :event_id,
+        SELECT owner_id,
+               CASE WHEN version = 1 THEN CAST(:created_subject AS text)
+                    ELSE CAST(:subject AS text) END,
+               :event_id,
                CAST(:payload AS jsonb) || jsonb_build_object(
+                   'type', CASE WHEN version = 1 THEN CAST(:created_type AS text)
+                                ELSE CAST(:type AS text) END,
+                   'change', CASE WHEN version = 1 THEN 'create' ELSE 'replace' END,
                    'version', version, 'updated_at', {ISO_UTC}, 'context', context)
         FROM u
     ),
@@ -106,7 +127,7 @@ def applies(values: Mapping[str, Any], ordered_by: object, *, ordered: bool) -> 
     return not ordered or (isinstance(ordered_by, str) and bool(_ISO_AWARE.match(ordered_by)))
 
 
-async def replace_generated(
+async def upsert_generated(
     session: AsyncSession,
     record: tuple[uuid.UUID, uuid.UUID],
     values: Mapping[str, Any],
@@ -117,17 +138,16 @@ async def replace_generated(
     ordering: tuple[str, object] | None,
     keep_versions: int,
 ) -> Row | None:
-    """``record`` (owner, id) replaced by ``values`` and the context as JSON text, written by
-    ``writer`` (actor, curates the tenant); ``ordering`` (context field, this write's ISO
-    time): unless the stored one is later. The written row without its context, or None
-    when the record is absent or any condition above does not hold (nothing written)."""
+    """``record`` (owner, id) created or replaced by ``values`` and the context as JSON text,
+    written by ``writer`` (actor, curates the tenant); ``ordering`` (context field, this
+    write's ISO time): unless the stored one is later. The written row without its context,
+    or None when a stored record fails any condition above (nothing written)."""
     owner, record_id = record
     event_id = uuid.uuid4()
     payload = {
-        "type": f"breadcrumb.{ChangeKind.updated.value}", "event_id": str(event_id),
-        "breadcrumb_id": str(record_id), "owner_id": str(owner),
+        "event_id": str(event_id), "breadcrumb_id": str(record_id), "owner_id": str(owner),
         "schema_name": values["schema_name"], "title": values["title"],
-        "tags": list(values["tags"]), "change": "replace",
+        "tags": list(values["tags"]),
     }  # fmt: skip
     field, ordered_by = ordering or ("", None)
     params = {
@@ -136,7 +156,9 @@ async def replace_generated(
         "context": context_json, "id": record_id, "owner": owner,
         "actor": writer[0], "curator": writer[1], "field": field, "ordered_by": ordered_by,
         "subject": subject_for(record_id, ChangeKind.updated), "event_id": event_id,
+        "created_subject": subject_for(record_id, ChangeKind.created),
+        "type": _TYPES[ChangeKind.updated], "created_type": _TYPES[ChangeKind.created],
         "payload": json.dumps(payload), "keep": keep_versions, **outcome_params(outcomes),
     }  # fmt: skip
-    row: Row | None = (await session.execute(_REPLACE, params)).mappings().one_or_none()
+    row: Row | None = (await session.execute(_UPSERT, params)).mappings().one_or_none()
     return row
