@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
@@ -15,11 +16,13 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import event as sa_event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
+from tests.assemblies.helpers import rows_of
 from tests.dbcheck import outbox_events
 from tests.factories import breadcrumb
 
+from cairn.assemblies.entry import WORKER, entry_of, written_with
 from cairn.breadcrumbs.generated import GeneratedWriter
-from cairn.breadcrumbs.replace import ISO_UTC
+from cairn.breadcrumbs.replace import ISO_UTC, Rider
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.validation import canonical_json, checksum
 from cairn.config import Limits
@@ -56,6 +59,7 @@ async def _write(
     *,
     keep: int = 0,
     principal: Principal | None = None,
+    logged: bool = False,
 ) -> Row:
     resources = app.state.resources
     owner = resources.default_tenant
@@ -65,7 +69,17 @@ async def _write(
             session, resources.embedder, limits or resources.settings.limits, principal,
             resources.transforms,
         )  # fmt: skip
-        return await write_context(writer, assembly, keep_versions=keep)
+        log = _log(owner, assembly) if logged else None
+        return await write_context(writer, assembly, keep_versions=keep, log=log)
+
+
+def _log(owner: uuid.UUID, assembly: Assembly) -> Rider:
+    timings = {"seeds": 1.5, "total": 4.25}
+    entry = entry_of(
+        owner, assembly.agent_id, WORKER, assembly.context,
+        session_tag=assembly.session_tag, trigger_id=assembly.trigger_id, timings_ms=timings,
+    )  # fmt: skip
+    return written_with(entry, time.perf_counter())
 
 
 async def _stored(db: AsyncEngine, record_id: uuid.UUID) -> dict[str, Any]:
@@ -270,6 +284,30 @@ async def test_a_replacement_is_one_statement_with_the_general_paths_rows(
     async with db.connect() as connection:
         stages = dict((await connection.execute(query, {"id": first["id"]})).all())
     assert stages == {stage: outcome.state for stage, outcome in _outcomes().items()}
+
+
+async def test_the_log_entry_goes_with_the_write_on_either_path(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    """In the one statement (a creation), and after the general path's write (an older
+    trigger's assembly, which keeps the stored one): an entry each time, its ``write`` time
+    added to the phases before it."""
+    key = uuid.uuid4().hex[:8]
+    later = _assembly(key, triggered=TRIGGERED + timedelta(seconds=1), text="later")
+    with _written_statements(app) as written:
+        first = await _write(app, later, logged=True)
+    assert len(written) == 1, written
+    kept = await _write(app, _assembly(key, text="older"), logged=True)
+    assert kept["version"] == first["version"] == 1
+    rows = await rows_of(app, later.agent_id)
+    assert [(r["trigger_id"], r["session_tag"]) for r in rows] == [
+        (later.trigger_id, f"session:{key}"),
+        (rows[1]["trigger_id"], f"session:{key}"),
+    ]
+    for row in rows:
+        timings = row["timings_ms"]
+        assert set(timings) == {"seeds", "write", "total"} and 0 < timings["write"] < 10_000
+        assert row["total_ms"] == timings["total"] == pytest.approx(4.25 + timings["write"])
 
 
 @pytest.mark.parametrize(

@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import insert, text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import text
 
-from cairn.db.models import assemblies
+from cairn.breadcrumbs.replace import Rider
 
 # A log entry's commit need not wait for the WAL flush: a crash may lose the last
 # entries, never corrupt them.
@@ -94,9 +95,43 @@ def entry_of(
     )  # fmt: skip
 
 
-async def record_assembly(session: AsyncSession, entry: AssemblyEntry) -> None:
-    """One INSERT in the caller's transaction. Sent on the session's connection, not as a
-    session execute: the answer cache (context.answers) treats every session write as a
-    change of the tenant's data, which a log row is not."""
-    connection = await session.connection()
-    await connection.execute(insert(assemblies).values(**entry.values()))
+# The entry as a step of the assembly's write (cairn.breadcrumbs.replace.Rider). Its
+# ``write`` time is the Python before the statement was sent plus the database's clock from
+# the statement's arrival to this row, which comes after the record's own steps: the reply
+# and the commit are not in it (nor were they when the entry was its own statement).
+_WRITTEN_SQL = (
+    "INSERT INTO assemblies (owner_id, agent_id, origin, session_tag, trigger_id, query_text,"
+    " domain, seed_counts, selected_ids, token_count, token_budget, timings_ms, total_ms,"
+    " cache_hit, degraded)"
+    " SELECT CAST(:rider_owner AS uuid), CAST(:rider_agent AS text),"
+    " CAST(:rider_origin AS text), CAST(:rider_session AS text), CAST(:rider_trigger AS uuid),"
+    " CAST(:rider_query AS text), CAST(:rider_domain AS text), CAST(:rider_seeds AS jsonb),"
+    " CAST(:rider_selected AS uuid[]), CAST(:rider_tokens AS integer),"
+    " CAST(:rider_budget AS integer),"
+    " CAST(:rider_timings AS jsonb) || jsonb_build_object('write', w.ms, 'total', w.total),"
+    " w.total, CAST(:rider_cache_hit AS boolean), CAST(:rider_degraded AS text[])"
+    " FROM (SELECT m.ms, m.ms + round(CAST(:rider_total AS numeric), 3) AS total FROM ("
+    "SELECT round(CAST(:rider_before_ms AS numeric) + 1000 * extract(epoch FROM"
+    " clock_timestamp() - statement_timestamp()), 3) AS ms) AS m) AS w"
+)
+
+
+def written_with(entry: AssemblyEntry, started: float) -> Rider:
+    """``entry`` logged by the assembly's write, which began at ``started``
+    (``time.perf_counter``); the entry's timings are the phases before the write."""
+
+    def params() -> dict[str, object]:
+        values = entry.values()
+        return {
+            "rider_owner": entry.owner_id, "rider_agent": entry.agent_id,
+            "rider_origin": entry.origin, "rider_session": entry.session_tag,
+            "rider_trigger": entry.trigger_id, "rider_query": entry.query_text,
+            "rider_domain": entry.domain, "rider_seeds": json.dumps(entry.seed_counts),
+            "rider_selected": entry.selected_ids, "rider_tokens": entry.token_count,
+            "rider_budget": entry.token_budget, "rider_timings": json.dumps(values["timings_ms"]),
+            "rider_total": entry.total_ms, "rider_cache_hit": entry.cache_hit,
+            "rider_degraded": entry.degraded,
+            "rider_before_ms": (time.perf_counter() - started) * 1000.0,
+        }  # fmt: skip
+
+    return Rider(_WRITTEN_SQL, params)

@@ -34,13 +34,15 @@ class GeneratedWriter(BreadcrumbWriter):
         *,
         unless_later: str | None,
         keep_versions: int = 0,
+        rider: replace.Rider | None = None,
     ) -> Row:
         """Create the record with this id or replace it: an upsert for records Cairn derives
         itself (an assembled context), one per id. A stored record whose ``context`` has a
         later ISO time under ``unless_later`` is kept and returned: an older event handled
         late must not overwrite a newer result. None: the caller orders its writes itself
         (a debug path, written under a per-session lock). The record's history keeps its
-        newest ``keep_versions`` versions (0: all)."""
+        newest ``keep_versions`` versions (0: all). ``rider``: one more row the write makes
+        (an assembly's log entry), in its statement when the write is one."""
         values, context_json, derived = await self._generated_values(breadcrumb_id, body)
         owner = self.principal.owner_id
         ordered_by = body.context.get(unless_later) if unless_later else None
@@ -49,7 +51,7 @@ class GeneratedWriter(BreadcrumbWriter):
                 self.session, (owner, breadcrumb_id), values, context_json, derived.outcomes,
                 writer=(self.principal.actor, self.principal.has(Role.CURATOR)),
                 ordering=(unless_later, ordered_by) if unless_later else None,
-                keep_versions=keep_versions,
+                keep_versions=keep_versions, rider=rider,
             )  # fmt: skip
             if row is not None:
                 return {**row, "context": body.context}
@@ -61,6 +63,8 @@ class GeneratedWriter(BreadcrumbWriter):
                 self.session, owner, breadcrumb_id,
                 below_version=row["version"] - keep_versions + 1,
             )  # fmt: skip
+        if rider is not None:
+            await replace.send_alone(self.session, rider)
         return row
 
     async def _put_generated(

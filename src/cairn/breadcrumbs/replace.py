@@ -17,13 +17,15 @@ every rule as before.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import TextualSelect, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.breadcrumbs.repository import Row, written_columns
@@ -56,8 +58,19 @@ ISO_UTC = (
 _RETURNED = ", ".join(column.name for column in written_columns())
 _TYPES = {kind: f"breadcrumb.{kind.value}" for kind in (ChangeKind.created, ChangeKind.updated)}
 
-_UPSERT = text(
-    f"""
+
+@dataclass(frozen=True, slots=True)
+class Rider:
+    """One more ``INSERT … SELECT … FROM …`` (no ``WHERE``) that goes with the write (an
+    assembly's log row): a CTE of the one statement, made only when the record is written
+    there, else its own statement after the general path's write. Its parameters are named
+    ``rider_*`` and made when it is sent (``params``: it may time the write)."""
+
+    sql: str
+    params: Callable[[], dict[str, Any]]
+
+
+_UPSERT = f"""
     WITH u AS (
         INSERT INTO breadcrumbs AS b (
             id, owner_id, created_by, schema_name, title, description, semantic_version, tags,
@@ -112,10 +125,18 @@ _UPSERT = text(
         DELETE FROM breadcrumb_history
         WHERE breadcrumb_id = :id AND owner_id = :owner AND CAST(:keep AS integer) > 0
           AND version < (SELECT version FROM u) - CAST(:keep AS integer) + 1
-    )
+    )/*rider*/
     SELECT {_RETURNED} FROM u
     """
-).columns(*written_columns())
+
+
+@functools.cache
+def _statement(rider_sql: str | None) -> TextualSelect:
+    """The upsert, with a rider's CTE when there is one (built once per rider text)."""
+    rider = (
+        "" if rider_sql is None else f",\n    rider AS ({rider_sql} WHERE EXISTS (SELECT FROM u))"
+    )
+    return text(_UPSERT.replace("/*rider*/", rider)).columns(*written_columns())
 
 
 def applies(values: Mapping[str, Any], ordered_by: object, *, ordered: bool) -> bool:
@@ -137,6 +158,7 @@ async def upsert_generated(
     writer: tuple[str, bool],
     ordering: tuple[str, object] | None,
     keep_versions: int,
+    rider: Rider | None = None,
 ) -> Row | None:
     """``record`` (owner, id) created or replaced by ``values`` and the context as JSON text,
     written by ``writer`` (actor, curates the tenant); ``ordering`` (context field, this
@@ -160,5 +182,15 @@ async def upsert_generated(
         "type": _TYPES[ChangeKind.updated], "created_type": _TYPES[ChangeKind.created],
         "payload": json.dumps(payload), "keep": keep_versions, **outcome_params(outcomes),
     }  # fmt: skip
-    row: Row | None = (await session.execute(_UPSERT, params)).mappings().one_or_none()
+    statement = _statement(None if rider is None else rider.sql)
+    if rider is not None:
+        params |= rider.params()
+    row: Row | None = (await session.execute(statement, params)).mappings().one_or_none()
     return row
+
+
+async def send_alone(session: AsyncSession, rider: Rider) -> None:
+    """The rider as its own statement (the general path wrote the record). On the session's
+    connection, as its CTE would have gone: not a session write (see context.answers)."""
+    connection = await session.connection()
+    await connection.execute(text(rider.sql), rider.params())

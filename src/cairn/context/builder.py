@@ -4,6 +4,7 @@ and one assembly written per agent."""
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from cairn.assemblies.entry import WORKER, entry_of, record_assembly
+from cairn.assemblies.entry import WORKER, entry_of, written_with
 from cairn.assemblies.queue import EntryQueue
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.breadcrumbs.repository import Row
@@ -125,8 +126,8 @@ class ContextBuilder:
     async def build(
         self, agent: Agent, trigger_id: uuid.UUID, event_id: str, *, origin: str = WORKER
     ) -> Row | None:
-        """Assemble and write the context, and log the assembly in the same transaction
-        (``origin``: who asked, see cairn.assemblies.entry)."""
+        """Assemble and write the context, and log the assembly with it: one statement in
+        the common case (``origin``: who asked, see cairn.assemblies.entry)."""
         excluded = await self.directory.excluded(agent.owner_id)
         # Within the trigger's tenant: no source, graph walk or write can leave it.
         scoped = tenant_session(self.session_factory, agent.owner_id)
@@ -143,15 +144,16 @@ class ContextBuilder:
             writer = GeneratedWriter(
                 session, self.embedder, self.limits, principal, self.transforms
             )
-            with timer.phase("write"):
-                row = await write_context(writer, assembly, keep_versions=self.history_versions)
             entry = entry_of(
                 agent.owner_id, agent.agent_id, origin, assembly.context,
                 session_tag=assembly.session_tag, trigger_id=trigger_id,
                 timings_ms=timer.as_dict(),
             )  # fmt: skip
-            await record_assembly(session, entry)
-            return row
+            log = written_with(entry, time.perf_counter())
+            with timer.phase("write"):
+                return await write_context(
+                    writer, assembly, keep_versions=self.history_versions, log=log
+                )
 
     async def preview(
         self,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 
 from cairn.breadcrumbs.generated import GeneratedWriter
+from cairn.breadcrumbs.replace import Rider
 from cairn.breadcrumbs.repository import Row
 from cairn.breadcrumbs.schemas import BreadcrumbCreate
 from cairn.context.agents import CONTEXT_SCHEMA
@@ -38,11 +39,14 @@ def context_body(assembly: Assembly) -> BreadcrumbCreate:
     )
 
 
-async def write_context(writer: GeneratedWriter, assembly: Assembly, *, keep_versions: int) -> Row:
+async def write_context(
+    writer: GeneratedWriter, assembly: Assembly, *, keep_versions: int, log: Rider | None = None
+) -> Row:
     """Upsert the assembly, unless the record already holds one for a later trigger (an
     older event handled late must not overwrite a newer context). The record's history
     keeps its newest ``keep_versions`` versions (0: all): every assembly adds one, so an
-    agent's history would otherwise grow without bound."""
+    agent's history would otherwise grow without bound. ``log``: the assembly's log entry,
+    written with it (cairn.assemblies.entry)."""
     owner = writer.principal.owner_id
     record_id = context_record_id(owner, assembly.agent_id, assembly.session_tag)
     return await writer.put_generated(
@@ -50,4 +54,5 @@ async def write_context(writer: GeneratedWriter, assembly: Assembly, *, keep_ver
         context_body(assembly),
         unless_later="trigger_created_at",
         keep_versions=keep_versions,
+        rider=log,
     )
