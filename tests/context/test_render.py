@@ -271,7 +271,7 @@ def test_cached_blocks_are_neither_rendered_nor_counted_again(counter: TokenCoun
     from cairn.transforms.cache import LRU
 
     first, second = record(1, title="one", context={"body": "alpha"}), record(2, title="two")
-    cache: LRU[object, tuple[str, int]] = LRU(10)
+    cache: LRU[object, tuple[str, int | None]] = LRU(10)
     keys = {first.id: ("k", 1), second.id: None}  # None: never cached (e.g. unsaved)
     warm = ItemBlocks(lambda r: str(r.context.get("body", "")), counter, cache=cache, keys=keys)
     assert warm.tokens(first) == counter.count(warm.text(first))
@@ -287,6 +287,46 @@ def test_cached_blocks_are_neither_rendered_nor_counted_again(counter: TokenCoun
 
     moved = ItemBlocks(lambda r: "beta", counter, cache=cache, keys={first.id: ("k", 2)})
     assert not moved.cached(first.id) and moved.text(first).endswith("beta\n")
+
+
+def test_only_a_block_long_enough_in_bytes_is_counted_against_a_limit(
+    counter: TokenCounter,
+) -> None:
+    """A token is at least one byte: a block of at most ``limit`` bytes is within any
+    ``limit`` tokens uncounted; a longer one is counted, and the answer is the count's."""
+    counted: list[str] = []
+
+    class Counting(TokenCounter):
+        def count(self, text: str) -> int:
+            counted.append(text)
+            return counter.count(text)
+
+    short = record(1, title="one", context={"body": "é" * 10})
+    long = record(2, title="two", context={"body": "word " * 300})
+    blocks = ItemBlocks(lambda r: str(r.context["body"]), Counting(counter._encoding))
+    limit = len(blocks.text(short).encode())
+    assert not blocks.exceeds(short, limit) and counted == []
+    assert blocks.exceeds(long, 100) and counted == [blocks.text(long)]
+    assert not blocks.exceeds(long, counter.count(blocks.text(long)))
+    assert counted == [blocks.text(long)]  # the count is kept
+
+
+def test_a_block_cached_uncounted_is_counted_once_when_needed(counter: TokenCounter) -> None:
+    from cairn.transforms.cache import LRU
+
+    first = record(1, title="one", context={"body": "alpha"})
+    cache: LRU[object, tuple[str, int | None]] = LRU(10)
+    keys = {first.id: ("k", 1)}
+    warm = ItemBlocks(lambda r: str(r.context.get("body", "")), counter, cache=cache, keys=keys)
+    assert not warm.exceeds(first, 1000)
+    assert cache.get(("k", 1)) == (warm.text(first), None)
+
+    def refuse(r: Record) -> str:
+        raise AssertionError(f"{r.id} rendered again")
+
+    hot = ItemBlocks(refuse, counter, cache=cache, keys=keys)
+    assert hot.cached(first.id) and hot.tokens(first) == counter.count(warm.text(first))
+    assert cache.get(("k", 1)) == (warm.text(first), hot.tokens(first))
 
 
 TURN = {"speaker": "Caroline", "date": "8 May 2023", "mood": None, "text": "I went hiking."}

@@ -55,9 +55,12 @@ class ContextBuilder:
     options: AssemblyOptions
     embedder: Embedder
     limits: Limits
-    # Rendered blocks and their token counts by (format, record id, version, hints), across
-    # assemblies: records around a session's triggers recur in most of its assemblies.
-    blocks: LRU[Hashable, tuple[str, int]] = field(default_factory=lambda: LRU(BLOCK_CACHE_SIZE))
+    # Rendered blocks and their token counts (None: not counted yet) by (format, record id,
+    # version, hints), across assemblies: records around a session's triggers recur in most
+    # of its assemblies.
+    blocks: LRU[Hashable, tuple[str, int | None]] = field(
+        default_factory=lambda: LRU(BLOCK_CACHE_SIZE)
+    )
     # Records by id and version, so the graph stage does not fetch and decode them again.
     records: RecordCache = field(default_factory=lambda: RecordCache(RECORD_CACHE_SIZE))
     # Each owner's common words, which nominate no search candidate (context.terms).

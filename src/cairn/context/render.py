@@ -165,7 +165,7 @@ class ItemBlocks:
         render_item: RenderItem,
         counter: TokenCounter,
         *,
-        cache: LRU[Hashable, tuple[str, int]] | None = None,
+        cache: LRU[Hashable, tuple[str, int | None]] | None = None,
         keys: Mapping[UUID, Hashable | None] | None = None,
     ) -> None:
         self._render_item = render_item
@@ -175,30 +175,47 @@ class ItemBlocks:
         self._texts: dict[UUID, str] = {}
         self._tokens: dict[UUID, int] = {}
         self._lines: dict[UUID, tuple[str, int] | None] = {}
+        self._cached: set[UUID] = set()
         if cache is not None:
             for record_id, key in self._keys.items():
                 known = None if key is None else cache.get(key)
                 if known is not None:
-                    self._texts[record_id], self._tokens[record_id] = known
+                    self._texts[record_id], tokens = known
+                    if tokens is not None:
+                        self._tokens[record_id] = tokens
+                    self._cached.add(record_id)
 
     def cached(self, record_id: UUID) -> bool:
         """Whether the record's block came from the cache (it needs no rendering)."""
-        return record_id in self._tokens
+        return record_id in self._cached
 
     def text(self, record: Record) -> str:
         text = self._texts.get(record.id)
         if text is None:
             text = self._texts[record.id] = item_block(record, self._render_item)
+            self._remember(record.id)
         return text
 
     def tokens(self, record: Record) -> int:
         tokens = self._tokens.get(record.id)
         if tokens is None:
             tokens = self._tokens[record.id] = self._counter.count(self.text(record))
-            key = self._keys.get(record.id)
-            if self._cache is not None and key is not None:
-                self._cache.put(key, (self._texts[record.id], tokens))
+            self._remember(record.id)
         return tokens
+
+    def exceeds(self, record: Record, limit: int) -> bool:
+        """Whether the block takes more than ``limit`` tokens; counted only when its UTF-8
+        length allows it (a token is at least one byte): most blocks are far shorter, and
+        most of those are then costed by their line (``run_tokens``), never whole."""
+        if record.id not in self._tokens and len(self.text(record).encode()) <= limit:
+            return False
+        return self.tokens(record) > limit
+
+    def _remember(self, record_id: UUID) -> None:
+        """The block, and its count once known, for later assemblies (unless unsaved)."""
+        key = self._keys.get(record_id)
+        if self._cache is not None and key is not None:
+            self._cache.put(key, (self._texts[record_id], self._tokens.get(record_id)))
 
     def line(self, record: Record) -> tuple[str, int] | None:
         """The record's line in a run and its tokens, or None when its block stands alone."""

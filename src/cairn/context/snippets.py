@@ -54,7 +54,7 @@ async def apply_snippets(
     large = [
         record.id
         for record in records.values()
-        if record.id != probe.trigger_id and blocks.tokens(record) > share
+        if record.id != probe.trigger_id and blocks.exceeds(record, share)
     ]
     if not large:
         return {}
