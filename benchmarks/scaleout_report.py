@@ -1,0 +1,89 @@
+"""The scale-out benchmark's Markdown: one row per (workers, offered rate), the knee per worker
+count, and what the numbers mean on this machine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# A load is kept up with when this share of the offered rate completes and the p99 stays
+# within this many times the lightest load's p99 of the same worker count.
+KEPT_UP_SHARE = 0.95
+P99_GROWTH = 3.0
+
+READING = """\
+## Reading
+
+Every process shares two cores: PostgreSQL, NATS, the API (its outbox relay publishes each
+context), this benchmark's publisher and probe, and the workers. One worker is one Python
+event loop: it overlaps its database round trips (8 events at once) but its Python work
+(~20-25 ms of CPU per assembly) runs on one core. A second worker can use the second core
+only as far as PostgreSQL and the API leave it free; a fourth adds nothing but contention
+(and its own copy of the in-memory graph). Past the knee the backlog grows in JetStream and
+e2e grows with it: the p99 is the queue, not the assembly.
+
+On a larger machine the knee moves with the cores left over for workers: each worker process
+brings one core's worth of Python, PostgreSQL scales its share with its own cores, and the
+shared durable consumer spreads the events over the processes (see the share column). Memory
+grows by one in-memory graph per worker (the RSS column).
+"""
+
+
+def knee(rounds: list[dict[str, Any]]) -> float | None:
+    """The highest offered rate the worker count kept up with (None: not even the lowest)."""
+    ordered = sorted(rounds, key=lambda r: r["rate_offered"])
+    base = max(ordered[0]["e2e_ms"]["p99"], 1.0)
+    kept = None
+    for row in ordered:
+        done = row["completed"] / max(1, row["triggers"])
+        fast = row["completed_per_s"] >= KEPT_UP_SHARE * row["rate_offered"]
+        if done >= 1.0 and fast and row["e2e_ms"]["p99"] <= P99_GROWTH * base:
+            kept = row["rate_offered"]
+    return kept
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = [
+        "# Scale-out: 1, 2 and 4 workers at fixed offered loads (10k corpus)",
+        "",
+        f"Finished {result.get('finished_at')}; machine: {result.get('machine')}.",
+        "e2e: trigger event published to JetStream → its `agent.context.v1` event on NATS.",
+        "",
+        "assembly: the worker's own time per assembly (the log's `total_ms`, p50). CPU: ms of"
+        " CPU per trigger, by part (workers, API with its outbox relay, PostgreSQL, NATS).",
+        "",
+        "| workers | offered/s | completed/s | e2e p50 ms | p95 | p99 | max | assembly ms "
+        "| CPU ms/trigger w+api+pg+nats | lost | twice | peak RSS MB per worker "
+        "| share of assemblies |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|",
+    ]
+    for row in result["rounds"]:
+        c, e = row["correctness"], row["e2e_ms"]
+        lost = max(c["contexts_missing"], c["log_missing"])
+        twice = max(c["contexts_twice"], c["log_twice"])
+        rss = " / ".join(f"{x:.0f}" for x in row["worker_peak_rss_mb"])
+        share = " / ".join(f"{x:.0%}" for x in row["assembly_share"])
+        cpu = row["cpu_ms_per_trigger"]
+        parts = "+".join(f"{cpu.get(k, 0):.0f}" for k in ("workers", "api", "postgres", "nats"))
+        lines.append(
+            f"| {row['workers']} | {row['offered_per_s']} | {row['completed_per_s']} "
+            f"| {e['p50']} | {e['p95']} | {e['p99']} | {e['max']} "
+            f"| {row['assembly_ms']['p50']} | {parts} = {sum(cpu.values()):.0f} "
+            f"| {lost} | {twice} | {rss} | {share} |"
+        )
+    lines += ["", "## Knee", ""]
+    by_workers: dict[int, list[dict[str, Any]]] = {}
+    for row in result["rounds"]:
+        by_workers.setdefault(row["workers"], []).append(row)
+    for workers, rounds in by_workers.items():
+        kept = knee(rounds)
+        said = f"keeps up with {kept:g}/s" if kept is not None else "keeps up with none"
+        best = max(r["completed_per_s"] for r in rounds)
+        lines.append(f"- {workers} worker(s): {said} of the offered rates; most completed {best}/s")
+    lines += [
+        "",
+        f"(Kept up: every trigger answered, ≥ {KEPT_UP_SHARE:.0%} of the offered rate completed"
+        f" and p99 within {P99_GROWTH:g}x the lightest load's.)",
+        "",
+        READING,
+    ]
+    return "\n".join(lines)
