@@ -1,0 +1,194 @@
+"""How stable the SSE commit → client p99 is with 200 subscribers: server variants side by
+side, rounds interleaved (A B, then B A, ...), each round's p99 kept.
+
+    .venv/bin/python benchmarks/sse_stability.py --rounds 12 \\
+        --variant in-process --variant alone:CAIRN_RUN_WORKER=false
+
+A variant is a name, then any ``KEY=VALUE`` settings of its `cairn up` after colons. Every
+variant runs its own `cairn up` (its own PostgreSQL, NATS and, unless told otherwise, its
+worker) for the whole run, so the machine's load at any moment falls on each alike. A round
+is ``benchmarks/events.py``'s: N bare-asyncio subscribers, M records posted one at a time.
+
+Besides each round's p99 (every subscriber's every event), the round's latency splits in
+two: until the event's first frame reached any subscriber (commit → outbox relay → NATS →
+the process's feed → one connection), and from there to its last subscriber (the fan-out to
+every connection, and the clients' own reading). Writes benchmarks/results/NAME.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import httpx  # noqa: E402
+from tests.processes import start_cairn_up, stop  # noqa: E402
+
+from cairn.runtime import free_port  # noqa: E402
+from events import Poster, connect, request_bytes, subscriber  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results"
+
+
+def collections(url: str) -> dict[str, float]:
+    """The server's garbage collections so far: full ones (generation 2) counted by
+    prometheus_client's own collector, and, where the server times them, their pauses."""
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    out = {"gen2": 0.0, "gen2_pause_s": 0.0, "gen2_timed": 0.0}
+    for line in text.splitlines():
+        if line.startswith('python_gc_collections_total{generation="2"}'):
+            out["gen2"] = float(line.split()[-1])
+        elif line.startswith('cairn_gc_pause_seconds_sum{generation="2"}'):
+            out["gen2_pause_s"] = float(line.split()[-1])
+        elif line.startswith('cairn_gc_pause_seconds_count{generation="2"}'):
+            out["gen2_timed"] = float(line.split()[-1])
+    return out
+
+
+def at(ordered: list[float], p: float) -> float:
+    return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 2)
+
+
+async def one_round(url: str, subscribers: int, events: int, gap_s: float) -> dict[str, Any]:
+    tag = f"bench:{uuid.uuid4().hex[:8]}"
+    arrivals: dict[str, list[float]] = {}
+    readies = [asyncio.Event() for _ in range(subscribers)]
+    tasks = [asyncio.create_task(subscriber(url, tag, arrivals, r)) for r in readies]
+    await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
+    committed: dict[str, float] = {}
+    breadcrumbs = httpx.URL(url).join("/breadcrumbs")
+    poster = await connect(breadcrumbs, Poster)
+    for i in range(events):
+        body = {"schema_name": "note.v1", "title": f"e{i}", "tags": [tag], "context": {"i": i}}
+        received, answer = await poster.post(
+            request_bytes("POST", breadcrumbs, json.dumps(body).encode())
+        )
+        committed[json.loads(answer)["id"]] = received
+        await asyncio.sleep(gap_s)
+    assert poster.transport is not None
+    poster.transport.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and sum(map(len, arrivals.values())) < events * subscribers:
+        await asyncio.sleep(0.05)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    samples = sorted(
+        t - committed[i] for i, times in arrivals.items() if i in committed for t in times
+    )
+    first = sorted(min(times) - committed[i] for i, times in arrivals.items() if i in committed)
+    spread = sorted(max(times) - min(times) for i, times in arrivals.items() if i in committed)
+    return {
+        "received": len(samples),
+        "expected": events * subscribers,
+        "p50": at(samples, 0.5),
+        "p99": at(samples, 0.99),
+        "max": at(samples, 1.0),
+        "first_p50": at(first, 0.5),
+        "first_p99": at(first, 0.99),
+        "fanout_p50": at(spread, 0.5),
+        "fanout_p99": at(spread, 0.99),
+    }
+
+
+def parse_variant(text: str) -> tuple[str, dict[str, str]]:
+    name, *pairs = text.split(":")
+    env = dict(pair.split("=", 1) for pair in pairs)
+    return name, env
+
+
+def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("p99", "p50", "first_p99", "fanout_p99"):
+        values = sorted(r[key] for r in rounds)
+        out[key] = {
+            "median": round(statistics.median(values), 2),
+            "min": values[0],
+            "max": values[-1],
+            "all": values,
+        }
+    out["gen2_collections"] = sum(r["gen2_collections"] for r in rounds)
+    out["rounds_p99_at_most_10ms"] = sum(1 for r in rounds if r["p99"] <= 10)
+    out["lost"] = sum(r["expected"] - r["received"] for r in rounds)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variant", action="append", required=True)
+    parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--subscribers", type=int, default=200)
+    parser.add_argument("--events", type=int, default=100)
+    parser.add_argument("--gap-ms", type=float, default=5.0, help="after each POST's answer")
+    parser.add_argument("--name", default="sse_stability")
+    args = parser.parse_args()
+    os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
+    os.environ.setdefault("CAIRN_LIMITS__MAX_SSE_PER_CALLER", "0")
+    variants = [parse_variant(v) for v in args.variant]
+    servers: dict[str, tuple[Any, Path, str]] = {}
+    load_before = os.getloadavg()
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in variants}
+    try:
+        for name, env in variants:
+            data_dir = Path(tempfile.mkdtemp(prefix=f"cairn-sse-{name}-"))
+            port = free_port()
+            process = start_cairn_up(data_dir, port, REPO / ".cairn" / "models", env)
+            servers[name] = (process, data_dir, f"http://127.0.0.1:{port}")
+        for name, _ in variants:  # one round each, not kept: connections and caches warm
+            asyncio.run(one_round(servers[name][2], args.subscribers, 20, args.gap_ms / 1000))
+        for n in range(args.rounds):
+            order = variants if n % 2 == 0 else variants[::-1]
+            for name, _ in order:
+                url = servers[name][2]
+                before = collections(url)
+                result = asyncio.run(
+                    one_round(url, args.subscribers, args.events, args.gap_ms / 1000)
+                )
+                after = collections(url)
+                result["round"] = n
+                result["gen2_collections"] = after["gen2"] - before["gen2"]
+                if after["gen2_timed"] > before["gen2_timed"]:
+                    pause = after["gen2_pause_s"] - before["gen2_pause_s"]
+                    result["gen2_pause_ms"] = round(pause * 1000, 1)
+                results[name].append(result)
+                print(name, json.dumps(result), flush=True)
+    finally:
+        for process, data_dir, _ in servers.values():
+            stop(process, signal.SIGINT)
+            shutil.rmtree(data_dir, ignore_errors=True)
+    report = {
+        "subscribers": args.subscribers,
+        "events_per_round": args.events,
+        "variants": {name: env for name, env in variants},
+        "summary": {name: summary(rounds) for name, rounds in results.items()},
+        "rounds": results,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        },
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    for name, line in report["summary"].items():
+        print(name, json.dumps({k: v for k, v in line.items()}))
+
+
+if __name__ == "__main__":
+    main()
