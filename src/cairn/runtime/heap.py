@@ -12,12 +12,9 @@ collection sees them, and full collections become rare. Cyclic garbage is still 
 at the next collection of its generation; frozen objects are start-up state that lives as
 long as the process.
 
-Start-up happens twice: imports before the entry point runs, then the resources a process
-builds before it serves (the API's lifespan: pools, the model, caches; the worker's builder
-and graph). ``freeze_started`` takes the second part out of sight too, once it is built;
-otherwise every full collection walks it again, a pause in the middle of whatever the event
-loop does then (an SSE fan-out to 200 connections, an assembly).
-``cairn_gc_pause_seconds{generation}`` times every collection.
+Every collection is timed on ``/metrics`` (``cairn_gc_pause_seconds{generation}``): whether
+a pause coincides with a latency (an SSE fan-out, an assembly) is then a question the
+process answers itself.
 """
 
 from __future__ import annotations
@@ -55,12 +52,3 @@ def tune_collector() -> None:
     gc.set_threshold(*THRESHOLDS)
     if _time_collection not in gc.callbacks:
         gc.callbacks.append(_time_collection)
-
-
-def freeze_started() -> None:
-    """Freeze what a process built before serving (see the module's doc). Only once its
-    start-up is done, and only in processes whose collector ``tune_collector`` tuned (a
-    test's process keeps its collector as it is)."""
-    if _time_collection in gc.callbacks:
-        gc.collect()
-        gc.freeze()

@@ -19,7 +19,6 @@ from cairn.events.consumer import ConsumerRunner, database_runner
 from cairn.events.messages import ConsumerSpec
 from cairn.events.nats_client import NatsHolder
 from cairn.paths.summariser import Summariser, path_summariser
-from cairn.runtime.heap import freeze_started
 from cairn.transforms import Transforms
 from cairn.worker.handlers import Handlers
 
@@ -54,7 +53,6 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         )
         if settings.context.graph_in_memory:
             builder.graphs = GraphMemory(sessions=sessions)
-        freeze_started()
         await holder.run()
         consumer = worker_consumer(
             settings, sessions, holder, builder, durable=settings.worker_durable,
