@@ -12,7 +12,7 @@ is ``benchmarks/events.py``'s: N bare-asyncio subscribers, M records posted one 
 Besides each round's p99 (every subscriber's every event), the round's latency splits in
 two: until the event's first frame reached any subscriber (commit → outbox relay → NATS →
 the process's feed → one connection), and from there to its last subscriber (the fan-out to
-every connection, and the clients' own reading). Writes benchmarks/results/NAME.json.
+every connection, and the clients' own reading). Writes benchmarks/results/NAME.{json,md}.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ import signal
 import statistics
 import sys
 import tempfile
-import time
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,7 +38,7 @@ import httpx  # noqa: E402
 from tests.processes import start_cairn_up, stop  # noqa: E402
 
 from cairn.runtime import free_port  # noqa: E402
-from events import Poster, connect, request_bytes, subscriber  # noqa: E402
+from events import latency_round  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 
@@ -60,49 +58,21 @@ def collections(url: str) -> dict[str, float]:
     return out
 
 
-def at(ordered: list[float], p: float) -> float:
-    return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 2)
-
-
-async def one_round(url: str, subscribers: int, events: int, gap_s: float) -> dict[str, Any]:
-    tag = f"bench:{uuid.uuid4().hex[:8]}"
-    arrivals: dict[str, list[float]] = {}
-    readies = [asyncio.Event() for _ in range(subscribers)]
-    tasks = [asyncio.create_task(subscriber(url, tag, arrivals, r)) for r in readies]
-    await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
-    committed: dict[str, float] = {}
-    breadcrumbs = httpx.URL(url).join("/breadcrumbs")
-    poster = await connect(breadcrumbs, Poster)
-    for i in range(events):
-        body = {"schema_name": "note.v1", "title": f"e{i}", "tags": [tag], "context": {"i": i}}
-        received, answer = await poster.post(
-            request_bytes("POST", breadcrumbs, json.dumps(body).encode())
-        )
-        committed[json.loads(answer)["id"]] = received
-        await asyncio.sleep(gap_s)
-    assert poster.transport is not None
-    poster.transport.close()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and sum(map(len, arrivals.values())) < events * subscribers:
-        await asyncio.sleep(0.05)
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    samples = sorted(
-        t - committed[i] for i, times in arrivals.items() if i in committed for t in times
-    )
-    first = sorted(min(times) - committed[i] for i, times in arrivals.items() if i in committed)
-    spread = sorted(max(times) - min(times) for i, times in arrivals.items() if i in committed)
+async def one_round(
+    url: str, subscribers: int, events: int, gap_s: float, deferred: bool
+) -> dict[str, Any]:
+    got = await latency_round(url, subscribers, events, gap_s=gap_s, deferred=deferred)
+    first, fanout = got["first_frame"], got["fanout"]
+    assert isinstance(first, dict) and isinstance(fanout, dict)
     return {
-        "received": len(samples),
+        "received": got["received"],
         "expected": events * subscribers,
-        "p50": at(samples, 0.5),
-        "p99": at(samples, 0.99),
-        "max": at(samples, 1.0),
-        "first_p50": at(first, 0.5),
-        "first_p99": at(first, 0.99),
-        "fanout_p50": at(spread, 0.5),
-        "fanout_p99": at(spread, 0.99),
+        "p50": got["p50"],
+        "p99": got["p99"],
+        "first_p50": first["p50"],
+        "first_p99": first["p99"],
+        "fanout_p50": fanout["p50"],
+        "fanout_p99": fanout["p99"],
     }
 
 
@@ -128,6 +98,32 @@ def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def markdown(report: dict[str, Any]) -> str:
+    lines = [
+        f"# SSE commit → client with {report['subscribers']} subscribers: p99 per round",
+        "",
+        f"{report['events_per_round']} events a round; variants side by side, interleaved;"
+        f" finished {report['finished_at']}; machine {report['machine']}.",
+        "Servers: " + ", ".join(f"`{k}` {v or '(as is)'}" for k, v in report["servers"].items()),
+        "",
+        "| variant | rounds | p99 median | min | max | rounds ≤ 10 ms | p50 median "
+        "| first frame p99 median | fan-out p99 median | full collections |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, line in report["summary"].items():
+        p99 = line["p99"]
+        lines.append(
+            f"| {name} | {len(p99['all'])} | {p99['median']} | {p99['min']} | {p99['max']} "
+            f"| {line['rounds_p99_at_most_10ms']} | {line['p50']['median']} "
+            f"| {line['first_p99']['median']} | {line['fanout_p99']['median']} "
+            f"| {line['gen2_collections']:g} |"
+        )
+    lines += ["", "Every round's p99 (ms), sorted:", ""]
+    for name, line in report["summary"].items():
+        lines.append(f"- {name}: {', '.join(f'{x:g}' for x in line['p99']['all'])}")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", action="append", required=True)
@@ -135,29 +131,45 @@ def main() -> None:
     parser.add_argument("--subscribers", type=int, default=200)
     parser.add_argument("--events", type=int, default=100)
     parser.add_argument("--gap-ms", type=float, default=5.0, help="after each POST's answer")
+    parser.add_argument(
+        "--clients",
+        nargs="+",
+        choices=["deferred", "parsing"],
+        default=["deferred"],
+        help="deferred: subscribers parse after the round; parsing: as frames come",
+    )
     parser.add_argument("--name", default="sse_stability")
     args = parser.parse_args()
     os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
     os.environ.setdefault("CAIRN_LIMITS__MAX_SSE_PER_CALLER", "0")
-    variants = [parse_variant(v) for v in args.variant]
+    servers_env = [parse_variant(v) for v in args.variant]
+    # Every server with every kind of client: each pair is one variant of the comparison.
+    variants = [(f"{name}/{client}", env) for name, env in servers_env for client in args.clients]
     servers: dict[str, tuple[Any, Path, str]] = {}
     load_before = os.getloadavg()
     results: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in variants}
     try:
-        for name, env in variants:
+        for name, env in servers_env:
             data_dir = Path(tempfile.mkdtemp(prefix=f"cairn-sse-{name}-"))
             port = free_port()
             process = start_cairn_up(data_dir, port, REPO / ".cairn" / "models", env)
             servers[name] = (process, data_dir, f"http://127.0.0.1:{port}")
-        for name, _ in variants:  # one round each, not kept: connections and caches warm
-            asyncio.run(one_round(servers[name][2], args.subscribers, 20, args.gap_ms / 1000))
+        for name, _ in servers_env:  # one round each, not kept: connections and caches warm
+            asyncio.run(one_round(servers[name][2], args.subscribers, 20, args.gap_ms / 1000, True))
         for n in range(args.rounds):
             order = variants if n % 2 == 0 else variants[::-1]
             for name, _ in order:
-                url = servers[name][2]
+                server, client = name.split("/")
+                url = servers[server][2]
                 before = collections(url)
                 result = asyncio.run(
-                    one_round(url, args.subscribers, args.events, args.gap_ms / 1000)
+                    one_round(
+                        url,
+                        args.subscribers,
+                        args.events,
+                        args.gap_ms / 1000,
+                        client == "deferred",
+                    )
                 )
                 after = collections(url)
                 result["round"] = n
@@ -174,7 +186,8 @@ def main() -> None:
     report = {
         "subscribers": args.subscribers,
         "events_per_round": args.events,
-        "variants": {name: env for name, env in variants},
+        "servers": {name: env for name, env in servers_env},
+        "clients": args.clients,
         "summary": {name: summary(rounds) for name, rounds in results.items()},
         "rounds": results,
         "machine": {
@@ -186,6 +199,7 @@ def main() -> None:
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{args.name}.md").write_text(markdown(report))
     for name, line in report["summary"].items():
         print(name, json.dumps({k: v for k, v in line.items()}))
 
