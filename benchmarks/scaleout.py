@@ -1,7 +1,7 @@
 """Scale-out (issue 20): one API, PostgreSQL and NATS, the cached 10k corpus, and 1, 2 or 4
 `cairn worker` processes sharing the durable JetStream consumer, at fixed offered loads.
 
-    .venv/bin/python benchmarks/scaleout.py [--workers 1 2 4] [--rates 10 20 40] [--seconds 10]
+    .venv/bin/python benchmarks/scaleout.py [--workers 1 2 4] [--rates 5 10 20 40] [--seconds 10]
 
 A trigger is a ``breadcrumb.created`` event of a stored user message, published to JetStream
 as the outbox relay would (open loop: at its scheduled time, whatever is still in flight).
@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -90,11 +91,15 @@ class ContextProbe:
     def __init__(self) -> None:
         self.arrivals: dict[str, list[float]] = defaultdict(list)
         self.changed = asyncio.Event()
+        self.subjects: Counter[str] = Counter()  # every event on the stream, by kind
 
     async def on_message(self, message: Any) -> None:
         now = time.perf_counter()
+        kind = message.subject.rsplit(".", 1)[-1]
         if b'"agent.context.v1"' not in message.data:
+            self.subjects[f"{kind} other"] += 1
             return
+        self.subjects[f"{kind} context"] += 1
         event = json.loads(message.data)
         if event.get("schema_name") != CONTEXT_SCHEMA:
             return
@@ -107,10 +112,8 @@ class ContextProbe:
 class Workers:
     """N `cairn worker` processes, their peak RSS sampled while they run."""
 
-    def __init__(self, count: int, env: dict[str, str]) -> None:
-        self.processes = [
-            server.start(["worker"], env, CACHE / f"scaleout-worker-{i}.log") for i in range(count)
-        ]
+    def __init__(self, count: int, env: dict[str, str], profile: Path | None = None) -> None:
+        self.processes = [_worker(i, env, profile) for i in range(count)]
         self.peak_rss = [0.0] * count
         self._sampling: asyncio.Task[None] | None = None
 
@@ -187,6 +190,19 @@ def service_pids(root: Path) -> dict[str, list[int]]:
     return found
 
 
+def _worker(i: int, env: dict[str, str], profile: Path | None) -> subprocess.Popen[bytes]:
+    """`cairn worker`; with ``profile``, under cProfile (written when it stops)."""
+    log = CACHE / f"scaleout-worker-{i}.log"
+    if profile is None:
+        return server.start(["worker"], env, log)
+    profile.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "cProfile", "-o", str(profile / f"worker-{i}.prof")]
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [*command, str(REPO / ".venv/bin/cairn"), "worker"], env=env, stdout=out, stderr=out
+        )
+
+
 async def offer(js: Any, events: list[dict[str, Any]], rate: float) -> dict[str, float]:
     """Publish ``events`` at ``rate`` per second on schedule; returns when each went out."""
     sent: dict[str, float] = {}
@@ -254,6 +270,7 @@ async def one_load(
 ) -> dict[str, Any]:
     meter = CpuMeter(cpu_parts | {"workers": [p.pid for p in workers.processes]})
     cpu_before = meter.read()
+    probe.subjects.clear()
     workers.start_sampling()
     sent = await offer(js, events, rate)
     offered_s = max(sent.values()) - min(sent.values())
@@ -294,6 +311,7 @@ async def one_load(
         "cpu_ms_per_trigger": {
             name: round(seconds * 1000 / max(1, len(arrived)), 1) for name, seconds in cpu.items()
         },
+        "stream_events": dict(probe.subjects),
         "worker_peak_rss_mb": rss,
         "assembly_share": [
             round(shares[i] / max(1, len(entries)), 3) for i in range(len(workers.processes))
@@ -315,7 +333,7 @@ async def configuration(
     await ensure_stream(js, EventSettings())
     probe = ContextProbe()
     await client.subscribe(STREAM_SUBJECTS, cb=probe.on_message)
-    workers = Workers(count, env)
+    workers = Workers(count, env, args.profile)
     backends: dict[int, int] = {}
     cpu_parts = service_pids(Path(urls["root"])) | {"api": [int(urls["api_pid"])]}
     try:
@@ -343,11 +361,12 @@ async def configuration(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--rates", type=float, nargs="+", default=[10, 20, 40])
+    parser.add_argument("--rates", type=float, nargs="+", default=[5, 10, 20, 40])
     parser.add_argument("--seconds", type=float, default=10, help="of offered load per rate")
     parser.add_argument("--warmup", type=int, default=10, help="triggers per worker")
     parser.add_argument("--unique-texts", type=int, default=100_000)
     parser.add_argument("--name", default="scaleout")
+    parser.add_argument("--profile", type=Path, help="run the workers under cProfile, into DIR")
     args = parser.parse_args()
     started = time.monotonic()
     load_before = os.getloadavg()
