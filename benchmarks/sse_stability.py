@@ -26,6 +26,7 @@ import signal
 import statistics
 import sys
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import httpx  # noqa: E402
+import psutil  # noqa: E402
 from tests.processes import start_cairn_up, stop  # noqa: E402
 
 from cairn.runtime import free_port  # noqa: E402
@@ -76,6 +78,13 @@ async def one_round(
     }
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds of the `cairn up` process itself (its API and worker; not PostgreSQL or
+    NATS, its children)."""
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     name, *pairs = text.split(":")
     env = dict(pair.split("=", 1) for pair in pairs)
@@ -84,7 +93,10 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
 
 def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key in ("p99", "p50", "first_p99", "fanout_p99"):
+    for key in (
+        "p99", "p50", "first_p99", "fanout_p99",
+        "client_cpu_us_per_delivery", "server_cpu_us_per_delivery",
+    ):  # fmt: skip
         values = sorted(r[key] for r in rounds)
         out[key] = {
             "median": round(statistics.median(values), 2),
@@ -98,6 +110,10 @@ def summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _median(line: dict[str, Any], key: str) -> Any:
+    return line[key]["median"] if key in line else "-"
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"# SSE commit → client with {report['subscribers']} subscribers: p99 per round",
@@ -107,8 +123,9 @@ def markdown(report: dict[str, Any]) -> str:
         "Servers: " + ", ".join(f"`{k}` {v or '(as is)'}" for k, v in report["servers"].items()),
         "",
         "| variant | rounds | p99 median | min | max | rounds ≤ 10 ms | p50 median "
-        "| first frame p99 median | fan-out p99 median | full collections |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| first frame p99 median | fan-out p99 median | full collections "
+        "| client CPU µs/delivery | server CPU µs/delivery |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, line in report["summary"].items():
         p99 = line["p99"]
@@ -116,7 +133,8 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {name} | {len(p99['all'])} | {p99['median']} | {p99['min']} | {p99['max']} "
             f"| {line['rounds_p99_at_most_10ms']} | {line['p50']['median']} "
             f"| {line['first_p99']['median']} | {line['fanout_p99']['median']} "
-            f"| {line['gen2_collections']:g} |"
+            f"| {line['gen2_collections']:g} | {_median(line, 'client_cpu_us_per_delivery')} "
+            f"| {_median(line, 'server_cpu_us_per_delivery')} |"
         )
     lines += ["", "Every round's p99 (ms), sorted:", ""]
     for name, line in report["summary"].items():
@@ -162,6 +180,8 @@ def main() -> None:
                 server, client = name.split("/")
                 url = servers[server][2]
                 before = collections(url)
+                server_cpu = _cpu(servers[server][0].pid)
+                client_cpu = time.process_time()
                 result = asyncio.run(
                     one_round(
                         url,
@@ -172,6 +192,14 @@ def main() -> None:
                     )
                 )
                 after = collections(url)
+                # CPU per delivery does not depend on the machine's other load as latency does.
+                deliveries = max(1, result["received"])
+                result["client_cpu_us_per_delivery"] = round(
+                    (time.process_time() - client_cpu) * 1e6 / deliveries, 1
+                )
+                result["server_cpu_us_per_delivery"] = round(
+                    (_cpu(servers[server][0].pid) - server_cpu) * 1e6 / deliveries, 1
+                )
                 result["round"] = n
                 result["gen2_collections"] = after["gen2"] - before["gen2"]
                 if after["gen2_timed"] > before["gen2_timed"]:
