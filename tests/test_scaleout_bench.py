@@ -62,6 +62,7 @@ def test_knee_is_the_highest_rate_kept_up_with() -> None:
     rounds = [_round(10, 10, 80), _round(20, 19.5, 120), _round(40, 24, 5000)]
     assert knee(rounds) == 20
     assert knee([_round(10, 6, 900)]) is None  # too slow
+    assert knee([_round(10, 10, 2500)]) is None  # all done, behind a backlog
     assert knee([_round(10, 10, 80, completed=99)]) is None  # one trigger never answered
 
 
