@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install browser model run test lint format docs bench bench-quick bench-1m faults screenshots console-load console-graph
+.PHONY: help install browser model run test lint format docs bench bench-quick bench-1m bench-scaleout faults screenshots console-load console-graph
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-12s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ bench-1m: install ## the same at 1M breadcrumbs (texts from the 100k corpus; ~1 
 
 bench-quick: install ## context assembly vs the RCRT-style baseline at 10k breadcrumbs (< 5 min once the corpus is cached)
 	$(BIN)/python benchmarks/perf.py --scale 10000 --triggers 300 --name quick
+
+bench-scaleout: install ## 1, 2 and 4 `cairn worker` processes at fixed offered loads (10k corpus): benchmarks/results/scaleout.md
+	$(BIN)/python benchmarks/scaleout.py $(SCALEOUT_ARGS)
 
 screenshots: install browser ## PNGs of each console page in benchmarks/results/console/ (a fresh `cairn up`; not part of test)
 	PYTHONPATH=$(CURDIR)/src $(BIN)/python benchmarks/console_screenshots.py
