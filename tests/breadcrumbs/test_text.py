@@ -52,10 +52,21 @@ def test_falsy_values_that_say_something_are_kept() -> None:
 
 
 def test_short_scalars_share_one_line_before_the_longer_fields() -> None:
-    assert compact_text(TURN) == "speaker: Caroline · date: 8 May 2023 · I went to a support group."
+    assert compact_text(TURN) == "speaker: Caroline · 8 May 2023 · I went to a support group."
     long = "x" * 80
     shown = compact_text({"notes": long, "id": 7, "tags": ["a", "b"], "text": "body"})
     assert shown.splitlines() == ["id: 7 · tags: a, b", f"notes: {long}", "body"]
+
+
+@pytest.mark.parametrize("key", ["date", "Time", "timestamp", "datetime", "when"])
+def test_a_date_under_a_name_that_only_says_it_is_one_is_unlabelled(key: str) -> None:
+    assert compact_text({key: "8 May 2023", "text": "hi"}) == "8 May 2023 · hi"
+    # a name that says more, or a value that does not show it is a date, keeps the name
+    assert compact_text({"due": "9 May 2023", "text": "hi"}) == "due: 9 May 2023 · hi"
+    assert compact_text({key: "later", "text": "hi"}) == f"{key}: later · hi"
+    assert (
+        compact_text({"meta": {key: "8 May 2023"}, "text": "hi"}) == f"meta.{key}: 8 May 2023 · hi"
+    )
 
 
 def test_nested_fields_keep_their_paths_and_multiline_values_their_own_lines() -> None:
@@ -92,12 +103,12 @@ def test_llm_text_keeps_path_value_lines() -> None:
 def test_a_field_that_says_the_title_leads_the_body_unlabelled() -> None:
     turn = {"speaker": "Caroline", "date": "8 May 2023", "text": "I went to the support group."}
     shown = compact_text(turn, title="caroline")
-    assert shown == "Caroline · date: 8 May 2023 · I went to the support group."
+    assert shown == "Caroline · 8 May 2023 · I went to the support group."
     assert compact_text(turn, title="Melanie").startswith("speaker: Caroline")
     assert compact_text({"name": "Caroline"}, title="Caroline") == "Caroline"  # all it says
     assert compact_text({"speaker": "Caroline", "text": "hi"}, title="Caroline") == "Caroline · hi"
     several = compact_text({**turn, "text": "first\nsecond"}, title="Caroline")
-    assert several == "Caroline · date: 8 May 2023\nfirst\nsecond"
+    assert several == "Caroline · 8 May 2023\nfirst\nsecond"
     # so the header leaves the title out, and the record is one line: it can join a run
     record = Record(
         id=uuid.uuid4(), owner_id=uuid.uuid4(), schema_name="locomo.turn.v1", title="Caroline",

@@ -299,7 +299,7 @@ def compact_body(r: Record) -> str:
 def test_a_header_drops_a_title_the_body_contains() -> None:
     turn = record(1, schema_name="locomo.turn.v1", title="Caroline", context=TURN)
     assert item_block(turn, compact_body) == (
-        "⟦item · locomo.turn.v1⟧\nspeaker: Caroline · date: 8 May 2023 · I went hiking.\n"
+        "⟦item · locomo.turn.v1⟧\nspeaker: Caroline · 8 May 2023 · I went hiking.\n"
     )
 
 
@@ -525,12 +525,12 @@ def test_one_line_records_without_hints_share_a_run(counter: TokenCounter) -> No
     history = result.text.split("⟦section history⟧\n")[1].split("⟦section trigger⟧")[0]
     assert history == (
         "⟦items · locomo.turn.v1⟧\n"
-        "Caroline · date: 8 May 2023 · I went hiking.\n"
-        "Melanie · date: 8 May 2023 · Where?\n"
-        "⟦item · locomo.turn.v1⟧\nCaroline · date: 8 May 2023\nUp the hill,\nthen home.\n"
+        "Caroline · 8 May 2023 · I went hiking.\n"
+        "Melanie · 8 May 2023 · Where?\n"
+        "⟦item · locomo.turn.v1⟧\nCaroline · 8 May 2023\nUp the hill,\nthen home.\n"
     )
     layout = ClassicLayout(records, blocks, counter, trigger_id=rid(1))
-    assert layout.cost_of(rid(2)) == counter.count("Caroline · date: 8 May 2023 · I went hiking.\n")
+    assert layout.cost_of(rid(2)) == counter.count("Caroline · 8 May 2023 · I went hiking.\n")
     assert layout.cost_of(rid(4)) == blocks.tokens(turns[2])
 
 

@@ -80,6 +80,9 @@ def build_llm_text(
 
 # Keys whose value is the record's content: the first one present is shown without its name.
 CONTENT_KEYS = ("text", "content", "message", "body", "summary")
+# Keys that only say their value is a date or a time, which a value with digits shows: the
+# value is shown without its name.
+WHEN_KEYS = frozenset({"date", "time", "datetime", "timestamp", "when"})
 # A ``path: value`` line at most this long joins the other short ones on one line.
 MAX_SHORT_LINE = 60
 SHORT_SEPARATOR = " · "
@@ -88,12 +91,13 @@ SHORT_SEPARATOR = " · "
 def compact_text(context: Any, *, limit: int = MAX_LLM_TEXT_CHARS, title: str | None = None) -> str:
     """A context without hints as a reader needs it: no empty field (null, "", [], {}); a
     context of one text field is that text; the first content key (``text``, ``content``,
-    ...) is unlabelled; short ``path: value`` lines share one line, joined by " · "
-    (``date: 8 May 2023 · mood: calm``); longer ones follow in order. A top-level field
+    ...) is unlabelled, and so is a date or time under a name that only says it is one
+    (``date``, ``timestamp``, ...); short ``path: value`` lines share one line, joined by
+    " · " (``8 May 2023 · mood: calm``); longer ones follow in order. A top-level field
     that says the record's ``title`` (``speaker: Caroline`` in a record titled "Caroline")
     leads the body unlabelled, so the header need not show the title. When nothing is
     longer than a short line but the content, and the content is one line, it all is one
-    line (``Caroline · date: 8 May 2023 · I went to a support group.``): a record of one
+    line (``Caroline · 8 May 2023 · I went to a support group.``): a record of one
     line shares its header with the one-line records of its schema next to it."""
     lead, pruned = _title_field(_pruned(context), title)
     only = _only_leaf(pruned)
@@ -107,6 +111,9 @@ def compact_text(context: Any, *, limit: int = MAX_LLM_TEXT_CHARS, title: str | 
     for key, value in pruned.items():
         if key == content:
             rest.append(value)
+            continue
+        if _says_when(key, value):
+            short.append(value)
             continue
         for line in _lines(value, str(key)):
             (short if _is_short(line) else rest).append(line)
@@ -159,6 +166,15 @@ def _only_leaf(value: Any) -> Any:
     while isinstance(value, dict) and len(value) == 1:
         value = next(iter(value.values()))
     return None if isinstance(value, dict | list) else value
+
+
+def _says_when(key: str, value: Any) -> bool:
+    return (
+        key.casefold() in WHEN_KEYS
+        and isinstance(value, str)
+        and _is_short(value)
+        and any(c.isdigit() for c in value)
+    )
 
 
 def _is_short(line: str) -> bool:

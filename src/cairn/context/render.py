@@ -23,8 +23,8 @@ record without hints is rendered compactly (see ``breadcrumbs.text.compact_text`
 that fits one line joins the run of its schema like any one-line item::
 
     ⟦items · locomo.turn.v1⟧
-    Caroline · date: 8 May 2023 · I went to a LGBTQ support group yesterday.
-    Melanie · date: 8 May 2023 · That's brave of you.
+    Caroline · 8 May 2023 · I went to a LGBTQ support group yesterday.
+    Melanie · 8 May 2023 · That's brave of you.
 """
 
 from __future__ import annotations
