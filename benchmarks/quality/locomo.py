@@ -12,11 +12,12 @@ session (semantic sources scoped to the session). Each question is posted, every
 ``agent.context.v1`` is read back, and the question is deleted again. A question's recall
 is the share of its evidence turns whose rendered block is in ``formatted_context``
 (categories 1-4). With ``--no-hints`` the turns are ``locomo.turn.v1`` records instead, a
-schema with no definition (speaker, date and text in plain fields), rendered compactly. The
-baselines (recency, dense top-k, BM25, RRF of dense + BM25) rank
-the same turns and pack them with the same blocks (one-line turns in runs under one
-header), tokenizer and reserved headers. A turn counts as present by its block or by its
-line in a run.
+schema with no definition (speaker, date and text in plain fields), rendered compactly: the
+speaker (the title) leads one line, ``Caroline · 8 May 2023 · text``, in a run of turns
+under one header as a hinted turn is. The baselines (recency, dense top-k, BM25, RRF of
+dense + BM25) rank the same turns and pack them with the same blocks (one-line turns in
+runs under one header), tokenizer and reserved headers. A turn counts as present by its
+block or by its line in a run.
 """
 
 from __future__ import annotations

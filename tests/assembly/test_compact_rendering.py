@@ -51,8 +51,9 @@ async def test_a_record_without_hints_is_compact_and_a_hinted_one_as_its_hints_s
     world = await _world(client)
     text = await _assembled(client, world)
     # Fields come in the order PostgreSQL's jsonb keeps them: shorter keys first.
-    # The speaker is the title: said once, in the header.
-    plain = f"⟦item · {world['plain']} · Ada⟧\ndate: 1 May 2024\nThe launch moved.\n"
+    # The speaker is the title: said once, leading the body's one line (so it can join a
+    # run of its schema's one-line records).
+    plain = f"⟦item · {world['plain']}⟧\nAda · 1 May 2024 · The launch moved.\n"
     assert plain in text
     hinted = (
         f"⟦item · {world['hinted']} · Launch news⟧\n"

@@ -11,7 +11,7 @@ import pytest
 
 from cairn.breadcrumbs.text import body_text, build_llm_text, compact_text, context_as_text
 from cairn.context.model import Record
-from cairn.context.render import item_block
+from cairn.context.render import item_block, run_line
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -30,18 +30,20 @@ def test_a_single_field_that_is_not_text_keeps_its_name() -> None:
 
 @pytest.mark.parametrize("key", ["text", "content", "message", "body", "summary"])
 def test_a_content_key_is_unlabelled(key: str) -> None:
-    assert compact_text({"author": "Ada", key: "the content"}) == "author: Ada\nthe content"
+    assert compact_text({"author": "Ada", key: "the content"}) == "author: Ada · the content"
+    two_lines = compact_text({"author": "Ada", key: "the content\nof it"})
+    assert two_lines == "author: Ada\nthe content\nof it"
 
 
 def test_only_the_first_content_key_loses_its_name() -> None:
     # Two unlabelled texts could not be told apart: the rest keep their names.
     shown = compact_text({"summary": "short form", "body": "the long form of it all"})
-    assert shown == "summary: short form\nthe long form of it all"
+    assert shown == "summary: short form · the long form of it all"
 
 
 @pytest.mark.parametrize("empty", [None, "", "   ", [], {}, {"a": None}, [None, ""]])
 def test_empty_fields_are_left_out(empty: Any) -> None:
-    assert compact_text({"speaker": "Ada", "mood": empty, "text": "hi"}) == "speaker: Ada\nhi"
+    assert compact_text({"speaker": "Ada", "mood": empty, "text": "hi"}) == "speaker: Ada · hi"
     assert compact_text({"mood": empty}) == ""
 
 
@@ -50,10 +52,21 @@ def test_falsy_values_that_say_something_are_kept() -> None:
 
 
 def test_short_scalars_share_one_line_before_the_longer_fields() -> None:
-    assert compact_text(TURN) == "speaker: Caroline · date: 8 May 2023\nI went to a support group."
+    assert compact_text(TURN) == "speaker: Caroline · 8 May 2023 · I went to a support group."
     long = "x" * 80
     shown = compact_text({"notes": long, "id": 7, "tags": ["a", "b"], "text": "body"})
     assert shown.splitlines() == ["id: 7 · tags: a, b", f"notes: {long}", "body"]
+
+
+@pytest.mark.parametrize("key", ["date", "Time", "timestamp", "datetime", "when"])
+def test_a_date_under_a_name_that_only_says_it_is_one_is_unlabelled(key: str) -> None:
+    assert compact_text({key: "8 May 2023", "text": "hi"}) == "8 May 2023 · hi"
+    # a name that says more, or a value that does not show it is a date, keeps the name
+    assert compact_text({"due": "9 May 2023", "text": "hi"}) == "due: 9 May 2023 · hi"
+    assert compact_text({key: "later", "text": "hi"}) == f"{key}: later · hi"
+    assert (
+        compact_text({"meta": {key: "8 May 2023"}, "text": "hi"}) == f"meta.{key}: 8 May 2023 · hi"
+    )
 
 
 def test_nested_fields_keep_their_paths_and_multiline_values_their_own_lines() -> None:
@@ -87,15 +100,26 @@ def test_llm_text_keeps_path_value_lines() -> None:
     )
 
 
-def test_a_field_that_only_repeats_the_title_is_left_to_the_header() -> None:
+def test_a_field_that_says_the_title_leads_the_body_unlabelled() -> None:
     turn = {"speaker": "Caroline", "date": "8 May 2023", "text": "I went to the support group."}
-    assert compact_text(turn, title="caroline") == "date: 8 May 2023\nI went to the support group."
+    shown = compact_text(turn, title="caroline")
+    assert shown == "Caroline · 8 May 2023 · I went to the support group."
     assert compact_text(turn, title="Melanie").startswith("speaker: Caroline")
     assert compact_text({"name": "Caroline"}, title="Caroline") == "Caroline"  # all it says
-    # and the header then keeps the title, which the body no longer repeats
+    assert compact_text({"speaker": "Caroline", "text": "hi"}, title="Caroline") == "Caroline · hi"
+    several = compact_text({**turn, "text": "first\nsecond"}, title="Caroline")
+    assert several == "Caroline · 8 May 2023\nfirst\nsecond"
+    # so the header leaves the title out, and the record is one line: it can join a run
     record = Record(
         id=uuid.uuid4(), owner_id=uuid.uuid4(), schema_name="locomo.turn.v1", title="Caroline",
         tags=(), context=turn, llm_hints=None, created_at=NOW, updated_at=NOW,
     )  # fmt: skip
     block = item_block(record, lambda r: body_text(r.context, "none", False, r.title))
-    assert block.startswith("⟦item · locomo.turn.v1 · Caroline⟧\ndate: 8 May 2023\n")
+    assert block == f"⟦item · locomo.turn.v1⟧\n{shown}\n"
+    assert run_line(record, block) == f"{shown}\n"
+
+
+def test_a_long_field_keeps_the_content_on_its_own_line() -> None:
+    notes = "n" * 80
+    shown = compact_text({"speaker": "Ada", "notes": notes, "text": "hi"}, title="Ada")
+    assert shown == f"Ada\nnotes: {notes}\nhi"

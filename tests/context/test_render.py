@@ -339,7 +339,7 @@ def compact_body(r: Record) -> str:
 def test_a_header_drops_a_title_the_body_contains() -> None:
     turn = record(1, schema_name="locomo.turn.v1", title="Caroline", context=TURN)
     assert item_block(turn, compact_body) == (
-        "⟦item · locomo.turn.v1⟧\nspeaker: Caroline · date: 8 May 2023\nI went hiking.\n"
+        "⟦item · locomo.turn.v1⟧\nspeaker: Caroline · 8 May 2023 · I went hiking.\n"
     )
 
 
@@ -534,3 +534,80 @@ def test_headers_charged_as_needed_leave_room_for_more_records(counter: TokenCou
     reserved = sum(counter.count(section_header(s)) for s in (Section.tools, Section.knowledge))
     per_line = counter.count("Caroline: I said thing number 10.\n")
     assert taken[200] >= taken[None] + reserved // per_line >= taken[None] + 1
+
+
+def titled_body(r: Record) -> str:
+    """A record without hints as the builder renders it (compactly, knowing its title)."""
+    return compact_text(r.context, title=r.title)
+
+
+def plain_turn(n: int, speaker: str, text: str, *, minute: int = 0) -> Record:
+    return record(
+        n, schema_name="locomo.turn.v1", title=speaker, tags=("session:s1",),
+        created_at=EPOCH + timedelta(minutes=minute),
+        context={"speaker": speaker, "date": "8 May 2023", "text": text},
+    )  # fmt: skip
+
+
+def test_one_line_records_without_hints_share_a_run(counter: TokenCounter) -> None:
+    """The speaker leads a turn's line instead of titling its header: turns of one line
+    are a run under one header, each charged its line; a turn of two lines stands alone."""
+    turns = [
+        plain_turn(2, "Caroline", "I went hiking.", minute=1),
+        plain_turn(3, "Melanie", "Where?", minute=2),
+        plain_turn(4, "Caroline", "Up the hill,\nthen home.", minute=3),
+    ]
+    records = {r.id: r for r in [record(1, tags=TRIGGER_SESSION), *turns]}
+    blocks = ItemBlocks(titled_body, counter)
+    result = assemble_text(
+        selection_of(1, 2, 3, 4, trigger=1), records, titled_body, counter, 10_000, blocks=blocks
+    )
+    history = result.text.split("⟦section history⟧\n")[1].split("⟦section trigger⟧")[0]
+    assert history == (
+        "⟦items · locomo.turn.v1⟧\n"
+        "Caroline · 8 May 2023 · I went hiking.\n"
+        "Melanie · 8 May 2023 · Where?\n"
+        "⟦item · locomo.turn.v1⟧\nCaroline · 8 May 2023\nUp the hill,\nthen home.\n"
+    )
+    layout = ClassicLayout(records, blocks, counter, trigger_id=rid(1))
+    assert layout.cost_of(rid(2)) == counter.count("Caroline · 8 May 2023 · I went hiking.\n")
+    assert layout.cost_of(rid(4)) == blocks.tokens(turns[2])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    turns=st.lists(
+        st.tuples(st.sampled_from(["Caroline", "Melanie", "Jon"]), texts, st.booleans()),
+        min_size=1, max_size=14,
+    ),
+    rng_seed=st.integers(0, 10_000),
+    budget=st.integers(0, 600),
+)  # fmt: skip
+def test_headers_charged_as_needed_account_for_records_without_hints(
+    counter: TokenCounter, turns: list[tuple[str, str, bool]], rng_seed: int, budget: int
+) -> None:
+    """Compact turns (one line, or more, or another schema's) charged where they land: what
+    the layout charged is exactly the text's count."""
+    minutes = list(range(len(turns)))
+    random.Random(rng_seed).shuffle(minutes)
+    made = [
+        dataclasses.replace(
+            plain_turn(n + 2, speaker, f"{text}\nmore" if two_lines else text, minute=minute),
+            schema_name="locomo.turn.v1" if n % 5 else "note.v1",
+        )
+        for n, ((speaker, text, two_lines), minute) in enumerate(zip(turns, minutes, strict=True))
+    ]  # fmt: skip
+    records = {r.id: r for r in [said(1, "the question", title=""), *made]}
+    g = graph(
+        records.values(), [(1, n, EdgeType.temporal, 0.8) for n in range(2, len(records) + 1)]
+    )
+    blocks = ItemBlocks(titled_body, counter)
+    layout = ClassicLayout(g.records, blocks, counter, trigger_id=rid(1), budget=budget)
+    selection = select_within_budget(
+        [Seed(rid(1), "trigger")], g, layout.cost_of, budget, max_nodes=50,
+        fixed_overhead=layout.overhead, admit=layout.admit,
+    )  # fmt: skip
+    assert isinstance(layout.admit, HeadersAsNeeded)
+    rendered = layout.render(selection, budget)
+    assert rendered.trimmed == []
+    assert rendered.token_count == counter.count(rendered.text) == budget - layout.admit.remaining

@@ -80,6 +80,9 @@ def build_llm_text(
 
 # Keys whose value is the record's content: the first one present is shown without its name.
 CONTENT_KEYS = ("text", "content", "message", "body", "summary")
+# Keys that only say their value is a date or a time, which a value with digits shows: the
+# value is shown without its name.
+WHEN_KEYS = frozenset({"date", "time", "datetime", "timestamp", "when"})
 # A ``path: value`` line at most this long joins the other short ones on one line.
 MAX_SHORT_LINE = 60
 SHORT_SEPARATOR = " · "
@@ -88,25 +91,34 @@ SHORT_SEPARATOR = " · "
 def compact_text(context: Any, *, limit: int = MAX_LLM_TEXT_CHARS, title: str | None = None) -> str:
     """A context without hints as a reader needs it: no empty field (null, "", [], {}); a
     context of one text field is that text; the first content key (``text``, ``content``,
-    ...) is unlabelled; short ``path: value`` lines share the first line, joined by " · "
-    (``speaker: Caroline · date: 8 May 2023``); longer ones follow in order. A top-level
-    field that only says the record's ``title`` again (``speaker: Caroline`` in a record
-    titled "Caroline") is left to the header, which shows the title."""
-    pruned = _without_title(_pruned(context), title)
+    ...) is unlabelled, and so is a date or time under a name that only says it is one
+    (``date``, ``timestamp``, ...); short ``path: value`` lines share one line, joined by
+    " · " (``8 May 2023 · mood: calm``); longer ones follow in order. A top-level field
+    that says the record's ``title`` (``speaker: Caroline`` in a record titled "Caroline")
+    leads the body unlabelled, so the header need not show the title. When nothing is
+    longer than a short line but the content, and the content is one line, it all is one
+    line (``Caroline · 8 May 2023 · I went to a support group.``): a record of one
+    line shares its header with the one-line records of its schema next to it."""
+    lead, pruned = _title_field(_pruned(context), title)
     only = _only_leaf(pruned)
     if isinstance(only, str):
-        return only[:limit]
+        return SHORT_SEPARATOR.join([*lead, only])[:limit]
     if not isinstance(pruned, dict):
         return "" if pruned is None else "\n".join(_lines(pruned, ""))[:limit]
     content = next((k for k in CONTENT_KEYS if isinstance(pruned.get(k), str)), None)
-    short: list[str] = []
+    short: list[str] = [*lead]
     rest: list[str] = []
     for key, value in pruned.items():
         if key == content:
             rest.append(value)
             continue
+        if _says_when(key, value):
+            short.append(value)
+            continue
         for line in _lines(value, str(key)):
             (short if _is_short(line) else rest).append(line)
+    if content is not None and rest == [pruned[content]] and "\n" not in rest[0]:
+        return SHORT_SEPARATOR.join([*short, *rest])[:limit]
     head = [SHORT_SEPARATOR.join(short)] if short else []
     return "\n".join(head + rest)[:limit]
 
@@ -137,17 +149,16 @@ def _pruned(value: Any) -> Any:
     return value
 
 
-def _without_title(value: Any, title: str | None) -> Any:
-    """A dict of several fields without the short text fields whose value is ``title``."""
+def _title_field(value: Any, title: str | None) -> tuple[list[str], Any]:
+    """The value of the first top-level text field that says ``title`` (as a one-item
+    list, or none) and ``value`` without it: a dict of several fields only."""
     wanted = (title or "").strip().casefold()
     if not wanted or not isinstance(value, dict) or len(value) < 2:
-        return value
-    kept = {
-        key: item
-        for key, item in value.items()
-        if not (isinstance(item, str) and item.strip().casefold() == wanted)
-    }
-    return kept or value
+        return [], value
+    for key, item in value.items():
+        if isinstance(item, str) and item.strip().casefold() == wanted and _is_short(item):
+            return [item.strip()], {k: v for k, v in value.items() if k != key}
+    return [], value
 
 
 def _only_leaf(value: Any) -> Any:
@@ -155,6 +166,15 @@ def _only_leaf(value: Any) -> Any:
     while isinstance(value, dict) and len(value) == 1:
         value = next(iter(value.values()))
     return None if isinstance(value, dict | list) else value
+
+
+def _says_when(key: str, value: Any) -> bool:
+    return (
+        key.casefold() in WHEN_KEYS
+        and isinstance(value, str)
+        and _is_short(value)
+        and any(c.isdigit() for c in value)
+    )
 
 
 def _is_short(line: str) -> bool:

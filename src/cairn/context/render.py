@@ -19,11 +19,12 @@ and the lowest-priority items are trimmed if it were over.
 
 A header has no title when the title says nothing the block does not: the body contains
 it, or it only repeats the schema's name (``User Message`` on a ``user.message.v1``). A
-record without hints is rendered compactly (see ``breadcrumbs.text.compact_text``)::
+record without hints is rendered compactly (see ``breadcrumbs.text.compact_text``); one
+that fits one line joins the run of its schema like any one-line item::
 
-    ⟦item · locomo.turn.v1⟧
-    speaker: Caroline · date: 8 May 2023
-    I went to a LGBTQ support group yesterday.
+    ⟦items · locomo.turn.v1⟧
+    Caroline · 8 May 2023 · I went to a LGBTQ support group yesterday.
+    Melanie · 8 May 2023 · That's brave of you.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ _WORD = re.compile(r"[^\W_]+")
 _VERSION = re.compile(r"v\d+")
 # Part of every cached block's key: bump it when a block's rendering changes, so a block
 # rendered the old way is never served (the cache lives as long as the process).
-BLOCK_FORMAT = 4
+BLOCK_FORMAT = 5
 MAX_TITLE_CHARS = 200
 HISTORY_SCHEMAS = ("user.message.", "agent.response.", "tool.response.")
 TOOL_SCHEMAS = ("tool.",)
