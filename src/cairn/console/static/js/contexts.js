@@ -268,7 +268,7 @@ function formattedText(text, explain) {
   }
   if (current.name || current.lines.some((l) => l.trim())) chunks.push(current);
   if (!chunks.length) return h("p", { class: "muted", id: "formatted" }, "empty: nothing fit");
-  return h("div", { id: "formatted", class: "deferred" }, chunks.map((chunk) => h(
+  return h("div", { id: "formatted" }, chunks.map((chunk) => h(
     "section", { class: "context-section", "data-section": chunk.name },
     h("h3", {}, chunk.name || "(before the first section)"),
     h("pre", { class: "text" }, chunk.lines.join("\n").replace(/\n+$/, "")),
@@ -313,17 +313,9 @@ function explanation(explain) {
   return [
     h("h2", {}, "Explanation"),
     h("div", { class: "filters" }, filter, counts),
-    h("h3", {}, `Selected (${selected.length})`), selected.length ? deferred(selectedTable) : h("p", { class: "muted" }, "nothing selected"),
-    h("h3", {}, `Dropped (${dropped.length})`), dropped.length ? deferred(droppedTable) : h("p", { class: "muted" }, "nothing dropped"),
+    h("h3", {}, `Selected (${selected.length})`), selected.length ? selectedTable : h("p", { class: "muted" }, "nothing selected"),
+    h("h3", {}, `Dropped (${dropped.length})`), dropped.length ? droppedTable : h("p", { class: "muted" }, "nothing dropped"),
   ];
-}
-
-// A long table below the fold in a box the browser lays out and paints only when it nears
-// the viewport (content-visibility in console.css): a context's first frame then costs the
-// top of the page, not its hundreds of rows. The rows are in the document all along, so the
-// filter and find-in-page still see them.
-function deferred(node) {
-  return h("div", { class: "deferred" }, node);
 }
 
 // After the frame that shows the page: its titles are a second request whose answer (and
