@@ -53,6 +53,21 @@ TARGET_MS = 300.0
 # Functions, not expressions: the console's CSP forbids evaluating strings in the page.
 SHOWN = "(selector) => document.querySelector(selector) && performance.now()"
 GONE = "(selector) => document.querySelector(selector) === null"
+# The same moment seen from inside the page: SHOWN is first evaluated only once goto() has
+# returned and Playwright has injected its polling script, which is itself tens of ms after
+# the load event (a blank page's element, present before `load`, is "shown" 60-190 ms after
+# it); this observer notes the frame after the selector first matches, with no round trip.
+# A diagnostic beside SHOWN, not a replacement: both columns are reported.
+OBSERVE = """(selector) => {
+  window.__cairnShown = null;
+  const observer = new MutationObserver(() => {
+    if (!document.querySelector(selector)) return;
+    observer.disconnect();
+    requestAnimationFrame(() => { window.__cairnShown = performance.now(); });
+  });
+  observer.observe(document, { subtree: true, childList: true, attributes: true });
+}"""
+OBSERVED = "() => window.__cairnShown"
 # The slowest API call of the page (fetch; the event stream never ends, so it is not one).
 # Every API call of the page by path (its first, in ms), once the page has made them all.
 CALLS = """() => {
@@ -119,6 +134,8 @@ async def measure(
     try:
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
+        if not search:
+            await page.add_init_script(f"({OBSERVE})({ready!r})")
         await page.goto(f"{url}/{route}", wait_until="load")
         if search:  # a hybrid search typed into the records page: from the submit to the rows
             await page.wait_for_selector(ready)
@@ -131,6 +148,8 @@ async def measure(
             return {"load": 0.0, "content": content, "api": float(await page.evaluate(API))}
         done = await page.wait_for_function(SHOWN, arg=ready, polling="raf")
         content = float(await done.json_value())
+        await page.wait_for_function(OBSERVED, polling="raf")
+        observed = float(await page.evaluate(OBSERVED))
         loaded = await page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
         if errors:
             raise RuntimeError(f"{route}: {errors}")
@@ -138,7 +157,13 @@ async def measure(
         if "live" not in route:  # the live page's stream never lets the network go idle
             await page.wait_for_load_state("networkidle")
         calls = await page.evaluate(CALLS)
-        return {"load": float(loaded), "content": content, "api": api, "calls": calls}
+        return {
+            "load": float(loaded),
+            "content": content,
+            "observed": observed,
+            "api": api,
+            "calls": calls,
+        }
     finally:
         await page.close()
         if own:
@@ -193,6 +218,7 @@ async def run(urls: dict[str, str], loads: int) -> dict[str, Any]:
                     results[label][mode][name] = {
                         "load_ms": None if search else summary([s["load"] for s in taken]),
                         "content_ms": summary([s["content"] for s in taken]),
+                        "observed_ms": None if search else summary([s["observed"] for s in taken]),
                         "slowest_api_ms": summary([s["api"] for s in taken]),
                         "calls_p50_ms": {
                             path: round(
@@ -235,9 +261,9 @@ def report_text(report: dict[str, Any]) -> str:
         lines += [
             "",
             *([f"## {label}", ""] if len(measured) > 1 else []),
-            "| page | cold `load` | cold data | warm `load` | warm data | warm API "
-            "| data < target |",
-            "|---|---:|---:|---:|---:|---:|:---:|",
+            "| page | cold `load` | cold data | warm `load` | warm data | warm data in page "
+            "| warm API | data < target |",
+            "|---|---:|---:|---:|---:|---:|---:|:---:|",
         ]
         for name in results["cold"]:
             cold, warm = results["cold"][name], results["warm"][name]
@@ -245,7 +271,7 @@ def report_text(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {cell(cold['load_ms'])} | {cell(cold['content_ms'])} | "
                 f"{cell(warm['load_ms'])} | {cell(warm['content_ms'])} | "
-                f"{cell(warm['slowest_api_ms'])} | {ok} |"
+                f"{cell(warm.get('observed_ms'))} | {cell(warm['slowest_api_ms'])} | {ok} |"
             )
         lines += ["", "API calls, warm p50 (ms), every call the page makes:", ""]
         for name, row in results["warm"].items():
@@ -255,6 +281,10 @@ def report_text(report: dict[str, Any]) -> str:
     lines += [
         "",
         "`search`: a hybrid search typed into the Records page, from the submit to the rows.",
+        "*data in page*: the frame after the page's data selector first matched, noted by a "
+        "MutationObserver in the page; *data* is when Playwright, polling after the load event "
+        "and its own script's injection, first saw it (a floor of tens of ms on any page). "
+        "The target is judged on *data*.",
         "",
     ]
     return "\n".join(lines)

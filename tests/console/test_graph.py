@@ -4,6 +4,7 @@ worker drawn over the records it passed, moving from active to resolved as it ha
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -171,4 +172,56 @@ async def test_the_graph_tab_opens_the_graph_around_the_newest_record(
     centre = page.url.rsplit("/", 1)[1]
     assert await _drawn(browsing, "circle.node.centre") == {centre}
     assert await page.locator("#nav a.active").inner_text() == "Graph"
+    assert browsing.errors == []
+
+
+async def test_only_the_newest_request_draws_when_answers_cross(
+    browsing: Browsing, live_url: str, client: httpx.AsyncClient, app: FastAPI, marker: str
+) -> None:
+    """Depth 3, then at once depth 1: the first answer held back until after the second
+    must not replace it (it drew the graph no longer asked for)."""
+    titles = ["harbour crane schedule", "violin string tension", "alpine soil bacteria", "tax"]
+    a, b, c, d = [
+        uuid.UUID(
+            (
+                await client.post("/breadcrumbs", json=breadcrumb(title=t, tags=[f"{marker}-{n}"]))
+            ).json()["id"]
+        )
+        for n, t in enumerate(titles)
+    ]
+    await _link(app, [(a, b, 0, 1.0), (b, c, 0, 1.0), (c, d, 0, 1.0)])
+    page = browsing.page
+    await page.goto(f"{live_url}/#/graph/{a}")
+    await page.wait_for_selector("svg.graph[data-settled]")
+    release = asyncio.Event()
+    held: list[str] = []
+    finished: list[str] = []
+    page.on(
+        "requestfinished",
+        lambda request: finished.append(request.url) if "depth=3" in request.url else None,
+    )
+
+    async def hold_depth_three(route: Any) -> None:
+        if "depth=3" in route.request.url:
+            held.append(route.request.url)
+            await release.wait()  # answered only once the depth-1 graph is on the page
+        await route.continue_()
+
+    await page.route("**/graph?*", hold_depth_three)
+    await page.select_option("select[name=depth]", "3")
+    await page.select_option("select[name=depth]", "1")
+    await eventually(lambda: held)
+    await page.wait_for_selector("#graph-status:not(:text('loading'))")
+    release.set()
+    await eventually(lambda: finished)
+    # The page's own tasks for that answer (its body read, then a draw or not): two frames.
+    await page.evaluate(
+        "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    )
+    assert held, "the depth-3 request was not held back"
+    near = {node["id"] for node in (await _graph(client, around=str(a), depth=1))["nodes"]}
+    far = {node["id"] for node in (await _graph(client, around=str(a), depth=3))["nodes"]}
+    assert str(d) in far and str(d) not in near  # the two answers differ
+    drawn = await page.eval_on_selector_all("circle.node", "els => els.map(e => e.dataset.id)")
+    assert set(drawn) == near
     assert browsing.errors == []

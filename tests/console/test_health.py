@@ -59,3 +59,24 @@ async def test_the_health_page_shows_the_worker_pulling(
     assert line is not None and "cairn-worker" in (await line.text_content() or "")
     assert await page.locator("#readiness li.ok").count() == 2  # database and NATS
     assert browsing.errors == []
+
+
+async def test_coverage_is_asked_once_the_quick_panels_are_drawn(
+    browsing: Browsing, live_url: str
+) -> None:
+    """/coverage (every record counted by stage) must not take the CPU the quick answers
+    need: it is sent after they arrived, and its panel is drawn all the same."""
+    page = browsing.page
+    await page.goto(f"{live_url}/#/health")
+    processing = page.locator("section.panel", has_text="Processing")
+    await processing.locator("table").wait_for()
+    assert "records" in await processing.inner_text()
+    timing = await page.evaluate(
+        """() => Object.fromEntries(performance.getEntriesByType('resource')
+          .filter((e) => e.initiatorType === 'fetch')
+          .map((e) => [new URL(e.name).pathname, [e.startTime, e.responseEnd]]))"""
+    )
+    quick = ["/ready", "/workers", "/metrics", "/assemblies/stats"]
+    assert set(quick) | {"/coverage"} <= set(timing)
+    assert timing["/coverage"][0] >= max(timing[path][1] for path in quick)
+    assert browsing.errors == []

@@ -309,13 +309,19 @@ function explanation(explain) {
     counts.replaceChildren(words ? `${shown} rows match` : "");
   };
   filter.addEventListener("input", apply);
-  nameDropped(droppedTable, dropped);
+  afterPaint(() => nameDropped(droppedTable, dropped));
   return [
     h("h2", {}, "Explanation"),
     h("div", { class: "filters" }, filter, counts),
     h("h3", {}, `Selected (${selected.length})`), selected.length ? selectedTable : h("p", { class: "muted" }, "nothing selected"),
     h("h3", {}, `Dropped (${dropped.length})`), dropped.length ? droppedTable : h("p", { class: "muted" }, "nothing dropped"),
   ];
+}
+
+// After the frame that shows the page: its titles are a second request whose answer (and
+// the server's work for it) must not hold back that first frame.
+function afterPaint(run) {
+  requestAnimationFrame(() => setTimeout(run, 0));
 }
 
 // explain keeps no titles of dropped records: ask for them all at once (POST /breadcrumbs/

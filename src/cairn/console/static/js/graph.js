@@ -45,12 +45,17 @@ export function mount(root, args) {
     canvas, legend);
 
   let drawing = null;
+  // Only the newest request draws: depth then size changed in quick succession send two, and
+  // the first answer may arrive last (it drew the graph that was no longer asked for).
+  let asked = 0;
   async function load() {
     drawing?.stop();
+    const mine = ++asked;
     status.textContent = "loading…";
     const params = contextId ? { context: contextId } : { around: recordId };
     try {
       const graph = await get("/graph", { ...params, depth: depth.value, limit: most.value });
+      if (mine !== asked) return;
       drawing = draw(canvas, legend, graph, recordId);
       const selected = graph.nodes.filter((n) => n.selected).length;
       status.textContent = `${graph.nodes.length} records · ${graph.edges.length} edges`
@@ -59,6 +64,7 @@ export function mount(root, args) {
         document.getElementById("paths-count"));
       await drawing.paths.load(graph.nodes);
     } catch (error) {
+      if (mine !== asked) return;
       status.textContent = "";
       canvas.replaceChildren(failure(error));
     }
