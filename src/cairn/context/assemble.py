@@ -23,7 +23,12 @@ from cairn.context.domains import DomainSet
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
 from cairn.context.graph_memory import GraphMemory
-from cairn.context.isolation import classify_trigger, half_life_of, isolated_domains
+from cairn.context.isolation import (
+    classify_trigger,
+    half_life_of,
+    isolated_domains,
+    without_judged,
+)
 from cairn.context.layout import layout_for
 from cairn.context.model import (
     TRIGGER_SOURCE,
@@ -136,6 +141,14 @@ async def assemble(
     walked_past = [
         Dropped(node, DropReason.isolated_domain) for node in graph.isolated if node not in named
     ]
+    if isolated and domains is not None:  # unlabelled candidates, judged as the trigger is
+        with timer.phase("judge"):
+            kept_out = [i.record_id for i in upstream if i.reason is DropReason.isolated_domain]
+            graph, seeds, judged = await without_judged(
+                session, owner, domains, isolated, graph, seeds,
+                left_out=[*kept_out, *graph.isolated], trigger_id=trigger.id, cache=record_cache,
+            )  # fmt: skip
+        walked_past += judged
     budget = (
         Budget(budget_override, BudgetSource.request)
         if budget_override
