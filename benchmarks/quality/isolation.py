@@ -50,6 +50,7 @@ SCHEMAS = ["note.v1", "knowledge.v1", "user.message.v1"]
 SEMANTIC = {"enabled": True, "schemas": SCHEMAS, "limit": 100, "min_similarity": 0.2}
 FETCH_CONCURRENCY = 16
 LABEL_TIMEOUT_S = 600.0
+WORKER_POLL_S = 0.02
 
 
 def parse_args() -> argparse.Namespace:
@@ -113,16 +114,32 @@ async def probe_classification(http: httpx.AsyncClient, query: Query, budget: in
 
 
 async def post_records(client: CairnClient, corpus: Corpus, run_tag: str) -> dict[str, str]:
-    """key → record id. One at a time in corpus order, so creation times and the temporal
-    edges that follow them are the same in every run."""
+    """key → record id. One at a time in corpus order, each once the worker has built the
+    previous one's edges: a record's semantic and tag edges go to the records that exist
+    when the worker handles it, so a worker running behind the posts linked records to
+    later ones too, differently in every run (and the contexts the walk reaches with them)."""
     now = datetime.now(UTC)
     ids: dict[str, str] = {}
+    await settle(client)
+    handled = await client.worker_messages()
     with Progress() as progress:
         task = progress.add_task("posting records", total=len(corpus.records))
         for record in corpus.records:
             ids[record.key] = await client.create(record.body(now, run_tag))
+            handled += 1
+            await worker_done(client, handled)
             progress.advance(task)
     return ids
+
+
+async def worker_done(client: CairnClient, target: float) -> None:
+    """Until the worker has handled ``target`` messages in all (polled closely: once per
+    record posted)."""
+    deadline = time.monotonic() + LABEL_TIMEOUT_S
+    while await client.worker_messages() < target:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the worker did not catch up with the posts")
+        await asyncio.sleep(WORKER_POLL_S)
 
 
 async def read_labels(http: httpx.AsyncClient, ids: dict[str, str]) -> dict[str, list[str] | None]:
