@@ -157,3 +157,62 @@ def test_the_matrix_scores_are_the_one_by_one_verdicts(
             and verdict.scores[verdict.domain] >= JUDGE_FLOOR
         )
         assert (one.record_id in judged) == clear
+
+
+PERSONAL_POOL = pool_of(
+    *[("personal", towards("personal", 0.3)) for _ in range(4)],
+    ("technical", towards("technical", 0.2)),
+)
+EVERY_OTHER = frozenset({"anime", "technical"})  # what a personal trigger isolates ("*")
+
+
+def test_a_domain_isolated_from_everything_keeps_only_what_is_judged_its_own() -> None:
+    near_personal = candidate(vector=towards("personal", 0.4))
+    between = candidate(vector=unit(0.0, 1.0, 2.4))  # technical, by a small margin
+    nowhere = candidate("Notes from Tuesday", None)  # no evidence at all
+    found = judge(
+        domains(), EVERY_OTHER, [near_personal, between, nowhere], PERSONAL_POOL,
+        exclusive="personal",
+    )  # fmt: skip
+    assert {j.record_id for j in found} == {between.record_id, nowhere.record_id}
+    assert all(j.evidence.startswith("unlabelled, not judged personal") for j in found)
+    why = {j.record_id: j.evidence for j in found}
+    assert "judged no domain" in why[nowhere.record_id]
+    assert "judged technical (personal 0.42" in why[between.record_id]
+
+
+def test_without_an_exclusive_trigger_the_uncertain_stay() -> None:
+    between = candidate(vector=unit(0.0, 1.0, 2.4))
+    nowhere = candidate("Notes from Tuesday", None)
+    assert judge(domains(), EVERY_OTHER, [between, nowhere], PERSONAL_POOL) == []
+
+
+def test_an_exclusive_trigger_still_gives_the_confident_verdict_for_another_domain() -> None:
+    lora = candidate("Which LoRA checkpoint did we keep?", towards("anime"))
+    (found,) = judge(domains(), EVERY_OTHER, [lora], PERSONAL_POOL, exclusive="personal")
+    assert found.domain == "anime"
+    assert found.evidence.startswith("unlabelled, judged anime by ")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(texts, vectors), min_size=1, max_size=6),
+    st.lists(st.tuples(labels, vectors), max_size=10),
+)
+def test_an_exclusive_trigger_keeps_exactly_the_candidates_whose_verdict_is_its_domain(
+    raw_candidates: list[tuple[str, list[float]]], raw_pool: list[tuple[list[str], list[float]]]
+) -> None:
+    """The matrix screen may pass over only candidates whose verdict is the trigger's."""
+    chosen = domains(anime=towards("anime"), personal=towards("personal", 0.5))
+    candidates = [
+        candidate(t, np.asarray(v, np.float32) / np.linalg.norm(v)) for t, v in raw_candidates
+    ]
+    pool = Pool.of(
+        {uuid.uuid4(): (tuple(found), np.asarray(v, np.float32) / np.linalg.norm(v))
+         for found, v in raw_pool}
+    )  # fmt: skip
+    judged = {
+        j.record_id for j in judge(chosen, EVERY_OTHER, candidates, pool, exclusive="personal")
+    }
+    for one, near in zip(candidates, _nearest(candidates, pool), strict=True):
+        assert (one.record_id in judged) == (verdict_of(chosen, one, near).domain != "personal")

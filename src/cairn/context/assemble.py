@@ -25,6 +25,7 @@ from cairn.context.graph import load_graph
 from cairn.context.graph_memory import GraphMemory
 from cairn.context.isolation import (
     classify_trigger,
+    exclusive_domain,
     half_life_of,
     isolated_domains,
     without_judged,
@@ -147,6 +148,7 @@ async def assemble(
             graph, seeds, judged = await without_judged(
                 session, owner, domains, isolated, graph, seeds,
                 left_out=[*kept_out, *graph.isolated], trigger_id=trigger.id, cache=record_cache,
+                exclusive=None if domain is None else exclusive_domain(domains, domain),
             )  # fmt: skip
         walked_past += judged
     budget = (

@@ -196,6 +196,11 @@ class DomainSet:
             for domain, other in ((self._by_name.get(a), b), (self._by_name.get(b), a))
         )
 
+    def exclusive(self, name: str) -> bool:
+        """Isolated from every other domain (``isolated_from: ["*"]``): wants only its own."""
+        domain = self._by_name.get(name)
+        return domain is not None and ANY_DOMAIN in domain.isolated_from
+
     def half_life_days(self, name: str) -> float | None:
         domain = self._by_name.get(name)
         return None if domain is None else domain.half_life_days

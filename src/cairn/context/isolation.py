@@ -73,6 +73,14 @@ def isolated_domains(domains: DomainSet, signal: DomainSignal) -> frozenset[str]
     return frozenset(name for name in domains.names if domains.isolated(name, mine))
 
 
+def exclusive_domain(domains: DomainSet, signal: DomainSignal) -> str | None:
+    """The trigger's domain when the assembly isolates and that domain is isolated from
+    every other: its unlabelled candidates stay only when judged of it (context.judge)."""
+    if not signal.isolating or signal.name is None or not domains.exclusive(signal.name):
+        return None
+    return signal.name
+
+
 def half_life_of(domains: DomainSet) -> Callable[[Record], float | None] | None:
     """A record's recency half-life: the shortest of its labels' (None: no domain has
     one, so nothing decays)."""
@@ -115,6 +123,7 @@ async def without_judged(
     left_out: Sequence[uuid.UUID],
     trigger_id: uuid.UUID,
     cache: RecordCache | None = None,
+    exclusive: str | None = None,
 ) -> tuple[Graph, list[Seed], list[Dropped]]:
     """The graph and seeds without the unlabelled candidates judged to be of an ``isolated``
     domain (context.judge), and those as dropped with the reason. ``left_out``: the records
@@ -122,7 +131,7 @@ async def without_judged(
     the assembly keeps out. At most one query, and none without unlabelled candidates."""
     judged = await judge_candidates(
         session, owner, domains, isolated, graph,
-        left_out=left_out, trigger_id=trigger_id, cache=cache,
+        left_out=left_out, trigger_id=trigger_id, cache=cache, exclusive=exclusive,
     )  # fmt: skip
     if not judged:
         return graph, seeds, []
@@ -146,6 +155,7 @@ async def judge_candidates(
     left_out: Sequence[uuid.UUID],
     trigger_id: uuid.UUID,
     cache: RecordCache | None = None,
+    exclusive: str | None = None,
 ) -> list[Judged]:
     """The graph's unlabelled records (the trigger and the schemas never labelled aside)
     judged to be of an ``isolated`` domain. Vectors come from ``cache`` where it holds them;
@@ -190,4 +200,4 @@ async def judge_candidates(
         Unlabelled(r.id, build_llm_text(r.title, None, r.context), vectors.get(r.id))
         for r in sorted(unlabelled, key=lambda r: r.id.int)
     ]
-    return judge(domains, isolated, candidates, pool)
+    return judge(domains, isolated, candidates, pool, exclusive=exclusive)

@@ -79,9 +79,16 @@ class Judged:
 
 
 def judge(
-    domains: DomainSet, isolated: frozenset[str], candidates: Sequence[Unlabelled], pool: Pool
+    domains: DomainSet,
+    isolated: frozenset[str],
+    candidates: Sequence[Unlabelled],
+    pool: Pool,
+    *,
+    exclusive: str | None = None,
 ) -> list[Judged]:
-    """The candidates confidently in one of the ``isolated`` domains, with the reason.
+    """The candidates confidently in one of the ``isolated`` domains, with the reason; and,
+    when the trigger's domain ``exclusive`` is isolated from every other (``"*"``), every
+    candidate not judged of that domain.
 
     Every candidate's scores come from a few matrix products (:func:`scores`); only those
     they show as possibly out are classified again one by one, exactly as a trigger is,
@@ -101,6 +108,11 @@ def judge(
         and ranked[n, -1] - runner_up[n] >= margin - _SLACK
         and ranked[n, -1] >= JUDGE_FLOOR - _SLACK
     ]
+    if exclusive is not None and exclusive in names:
+        mine = names.index(exclusive)
+        others = np.delete(found, mine, axis=1).max(axis=1, initial=0.0)
+        clearly_mine = (found[:, mine] - others > _SLACK) & (found[:, mine] > _SLACK)
+        maybe = [n for n in range(len(candidates)) if not clearly_mine[n]]
     if not maybe:
         return []
     chosen = [candidates[n] for n in maybe]
@@ -112,6 +124,9 @@ def judge(
             out.append(
                 Judged(candidate.record_id, verdict.domain, verdict.confidence, _why(verdict))
             )
+        elif exclusive is not None and verdict.domain != exclusive:
+            why = _not_mine(verdict, exclusive)
+            out.append(Judged(candidate.record_id, verdict.domain or "", 0.0, why))
     return out
 
 
@@ -174,6 +189,15 @@ def _nearest(candidates: Sequence[Unlabelled], pool: Pool) -> list[list[Neighbou
             [Neighbour(str(pool.ids[i]), float(similarity[n, i]), pool.labels[i]) for i in order]
         )
     return out
+
+
+def _not_mine(verdict: Classification, exclusive: str) -> str:
+    best = verdict.domain or "no domain"
+    return (
+        f"unlabelled, not judged {exclusive} (isolated from every domain): judged {best}"
+        f" ({exclusive} {verdict.scores.get(exclusive, 0.0):.3f},"
+        f" {best} {verdict.scores.get(best, 0.0):.3f})"
+    )
 
 
 def _rows(candidates: Sequence[Unlabelled], dims: int) -> NDArray[np.float32]:
