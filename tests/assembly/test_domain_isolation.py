@@ -226,6 +226,56 @@ async def test_an_unlabelled_record_among_an_isolated_domains_records_is_judged_
     assert all("evidence" not in item for item in opened["dropped"])
 
 
+async def test_a_domain_isolated_from_everything_keeps_only_unlabelled_records_of_its_own(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    """Personal is isolated from every domain ("*"): an unlabelled note its nearest records
+    place in personal stays, one they barely place elsewhere is left out, and says why; a technical
+    trigger (isolated from personal only) keeps that note."""
+    definition = {
+        "domains": [
+            {**domain, "isolated_from": ["*"]} if domain["name"] == "personal" else domain
+            for domain in DEFINITION["domains"]
+        ],
+        "min_confidence": 0.1,
+    }
+    await post(client, schema_name="context.domains.v1", title="domains", context=definition)
+    clinic = {"text": "Bring the insurance card to the clinic on Friday at nine; Hana comes too."}
+    mine = await post(client, title="Clinic", context=clinic)
+    general = {"text": "Photosynthesis turns sunlight into chemical energy in leaves."}
+    plain = await post(client, title="Biology", context=general)
+    for text in (
+        "PostgreSQL connection pool exhausted: raise the pgbouncer pool size.",
+        "The database connection pool times out after the deploy.",
+    ):
+        await post(client, title="Database", context={"text": text})
+    for text in (
+        "The dentist moved my appointment to Friday at nine at the clinic.",
+        "Hana's dentist check-up is on Friday too; bring her insurance card.",
+        "Dentist said to floss daily; next visit at the clinic in six months.",
+    ):
+        await post(client, title="Dentist", context={"text": text})
+    assert await labels_of(client, mine) == []
+    assert await labels_of(client, plain) == []
+
+    answer = await ask(client, "When is my dentist appointment?", agent())
+    explain = answer["explain"]
+    assert explain["signals"]["domain"]["name"] == "personal"
+    assert explain["signals"]["domain"]["isolating"] is True
+    dropped = {item["record_id"]: item for item in explain["dropped"]}
+    assert dropped[str(plain)]["reason"] == "isolated_domain"
+    assert dropped[str(plain)]["evidence"].startswith(
+        "unlabelled, not judged personal (isolated from every domain): judged "
+    )
+    assert str(mine) in {item["record_id"] for item in explain["selected"]}, dropped.get(
+        str(mine), {}
+    ).get("evidence")
+
+    technical = (await ask(client, PG, agent()))["explain"]
+    assert technical["signals"]["domain"]["isolating"] is True
+    assert str(plain) in {item["record_id"] for item in technical["selected"]}
+
+
 async def labels_of(client: httpx.AsyncClient, record: uuid.UUID) -> list[str]:
     response = await client.get(f"/breadcrumbs/{record}")
     assert response.status_code == 200, response.text

@@ -12,7 +12,9 @@ then); the votes appear in the evidence.
 
 Unlabelled candidates are judged the same way, with the labelled records the assembly holds
 as their neighbours, and left out when confidently of an isolated domain (context.judge):
-"unlabelled records are never isolated" no longer holds in an isolating assembly.
+"unlabelled records are never isolated" no longer holds in an isolating assembly. A
+trigger whose domain is isolated from every other (``"*"``) keeps only the unlabelled
+candidates judged of its own domain.
 
 Without a definition nothing here runs: no query, no label read (the default path is
 unchanged).

@@ -22,6 +22,14 @@ margin over the runner-up at least :data:`JUDGE_MARGIN` (and the trigger's own
 domain is isolated from the trigger's. Uncertain records stay, as before: dropping knowledge
 the tenant wrote costs more than showing a stray record. The explanation says why (the
 domain, the margin, and the evidence).
+
+A trigger whose domain is isolated from every other (``isolated_from: ["*"]``) asks for
+more: only its own records. There an unlabelled candidate stays only when its verdict — the
+same evidence, the best score, no margin asked — is the trigger's domain; the uncertain ones
+the rule above keeps (a general note whose neighbours split, one nothing places) are left
+out too, and say so (``unlabelled, not judged personal …``). On the isolation benchmark
+these were what still leaked into personal contexts at 1000 tokens, and no personal record
+was among those it left out.
 """
 
 from __future__ import annotations
