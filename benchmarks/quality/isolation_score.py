@@ -95,9 +95,10 @@ def score_answer(
     keys = [keys_by_id.get(item["record_id"]) for item in selected]
     tokens = _tokens_by_kind(query, corpus, selected, keys)
     text = without_trigger(answer["formatted_context"])
-    judged_out = [
-        d for d in explain["dropped"] if str(d.get("evidence", "")).startswith("unlabelled")
-    ]
+    judged_out = sorted(  # by key: record ids, and explain's order by them, differ by run
+        (d for d in explain["dropped"] if str(d.get("evidence", "")).startswith("unlabelled")),
+        key=lambda d: keys_by_id.get(d["record_id"], "-"),
+    )
     judged = [d["record_id"] for d in judged_out]
     return QueryScore(
         query_id=query.id,
