@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 import time
 import uuid
@@ -50,6 +51,9 @@ SCHEMAS = ["note.v1", "knowledge.v1", "user.message.v1"]
 SEMANTIC = {"enabled": True, "schemas": SCHEMAS, "limit": 100, "min_similarity": 0.2}
 FETCH_CONCURRENCY = 16
 LABEL_TIMEOUT_S = 600.0
+WORKER_POLL_S = 0.02
+RELABEL_PENDING = re.compile(r"^cairn_domain_relabel_pending_tenants ([0-9.e+]+)$", re.M)
+RELABEL_START_S = 30.0  # the relabel job looks for new definitions every few seconds
 
 
 def parse_args() -> argparse.Namespace:
@@ -76,6 +80,32 @@ async def settle(client: CairnClient) -> None:
     while (current := await client.worker_messages()) != previous:
         previous = current
         await asyncio.sleep(1.0)
+
+
+async def relabelled(http: httpx.AsyncClient) -> None:
+    """Until the background relabel has taken the new definition in and let the tenant go.
+
+    It labels the records written before the definition (the bootstrap knowledge), asking
+    their nearest labelled records when the content says nothing: while the corpus is being
+    posted, that vote depended on how many of its records the pass found, so the bootstrap
+    records' labels (and the contexts they enter) differed by run."""
+    started = time.monotonic()
+    while await pending_relabels(http) == 0.0:
+        if time.monotonic() - started > RELABEL_START_S:
+            return  # a Cairn that relabels nothing (no record before the definition)
+        await asyncio.sleep(WORKER_POLL_S * 10)
+    while await pending_relabels(http) > 0.0:
+        if time.monotonic() - started > LABEL_TIMEOUT_S:
+            raise TimeoutError("the background relabel did not finish")
+        await asyncio.sleep(1.0)
+
+
+async def pending_relabels(http: httpx.AsyncClient) -> float:
+    """The tenants whose labels the background relabel has still to recompute (/metrics)."""
+    response = await http.get("/metrics")
+    response.raise_for_status()
+    found = RELABEL_PENDING.search(response.text)
+    return float(found.group(1)) if found else 0.0
 
 
 async def post_definition(http: httpx.AsyncClient, corpus: Corpus, run_tag: str) -> None:
@@ -113,16 +143,32 @@ async def probe_classification(http: httpx.AsyncClient, query: Query, budget: in
 
 
 async def post_records(client: CairnClient, corpus: Corpus, run_tag: str) -> dict[str, str]:
-    """key → record id. One at a time in corpus order, so creation times and the temporal
-    edges that follow them are the same in every run."""
+    """key → record id. One at a time in corpus order, each once the worker has built the
+    previous one's edges: a record's semantic and tag edges go to the records that exist
+    when the worker handles it, so a worker running behind the posts linked records to
+    later ones too, differently in every run (and the contexts the walk reaches with them)."""
     now = datetime.now(UTC)
     ids: dict[str, str] = {}
+    await settle(client)
+    handled = await client.worker_messages()
     with Progress() as progress:
         task = progress.add_task("posting records", total=len(corpus.records))
         for record in corpus.records:
             ids[record.key] = await client.create(record.body(now, run_tag))
+            handled += 1
+            await worker_done(client, handled)
             progress.advance(task)
     return ids
+
+
+async def worker_done(client: CairnClient, target: float) -> None:
+    """Until the worker has handled ``target`` messages in all (polled closely: once per
+    record posted)."""
+    deadline = time.monotonic() + LABEL_TIMEOUT_S
+    while await client.worker_messages() < target:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the worker did not catch up with the posts")
+        await asyncio.sleep(WORKER_POLL_S)
 
 
 async def read_labels(http: httpx.AsyncClient, ids: dict[str, str]) -> dict[str, list[str] | None]:
@@ -198,6 +244,7 @@ async def measure(url: str, args: argparse.Namespace, corpus: Corpus) -> dict[st
         await settle(client)
         started = time.perf_counter()
         await post_definition(http, corpus, run_tag)
+        await relabelled(http)
         await probe_classification(http, queries[0], args.budgets[0])
         ids = await post_records(client, corpus, run_tag)
         seconds["post_records"] = time.perf_counter() - started

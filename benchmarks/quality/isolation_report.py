@@ -26,6 +26,10 @@ MEASURES = (
     ("foreign_token_share", "tokens of records not in the corpus (%)"),
     ("mean_context_tokens", "mean context tokens"),
     ("isolated_drops", "candidates dropped as isolated_domain"),
+    ("judged_drops", "of which unlabelled, judged of an isolated domain"),
+    ("wrongly_judged", "of those, of a domain not isolated from the query's"),
+    ("median_assembly_ms", "assembly time, median (ms, timings_ms.total)"),
+    ("median_judge_ms", "judging unlabelled candidates, median (ms)"),
 )
 
 
@@ -44,6 +48,7 @@ def build_report(
         "by_expected_domain": by_expected_domain(scores),
         "labels": label_summary(corpus, record_labels),
         "record_labels": record_labels,
+        "true_domains": {record.key: record.domain for record in corpus.records},
         "queries": as_rows(scores),
     }
 
@@ -57,6 +62,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines += _label_lines(report["labels"])
     lines += _misclassified_lines(report["queries"])
     lines += _leak_lines(report["queries"], report["record_labels"])
+    lines += _judged_lines(report["queries"], corpus_domains(report))
     lines += ["### Setup", "", f"- config: {report['config']}"]
     lines.append(f"- run (s): {report.get('timings')}")
     return "\n".join([*lines, ""])
@@ -131,7 +137,8 @@ def _misclassified_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 def _leak_lines(rows: list[dict[str, Any]], labels: dict[str, list[str]]) -> list[str]:
     """Which records of isolated domains stayed in with isolation on, and their labels (an
-    unlabelled record is never isolated; a trigger below min_confidence isolates nothing)."""
+    unlabelled record stays unless judged confidently of an isolated domain; a trigger below
+    min_confidence isolates nothing)."""
     lines = ["### Off-domain records in contexts with isolation on", ""]
     for r in rows:
         if r["isolate"] and r["off_domain_keys"]:
@@ -141,4 +148,23 @@ def _leak_lines(rows: list[dict[str, Any]], labels: dict[str, list[str]]) -> lis
             state = "isolating" if r["isolating"] else "not isolating"
             where = f"{r['split']} `{r['query_id']}` @ {r['budget']}"
             lines.append(f"- {where} ({r['domain']}, {state}): {found}")
+    return [*lines, "- none"] if len(lines) == 2 else [*lines, ""]
+
+
+def corpus_domains(report: dict[str, Any]) -> dict[str, str]:
+    return dict(report.get("true_domains", {}))
+
+
+def _judged_lines(rows: list[dict[str, Any]], true_domain: dict[str, str]) -> list[str]:
+    """The unlabelled records left out by judgement, with their true domain (``-``: a record
+    not in the corpus, such as the bootstrap knowledge)."""
+    lines = ["### Unlabelled records judged out with isolation on", ""]
+    for r in rows:
+        if r["isolate"] and r["judged_keys"]:
+            found = ", ".join(
+                f"{k} ({true_domain.get(k, 'not in corpus')})" for k in r["judged_keys"]
+            )
+            lines.append(
+                f"- {r['split']} `{r['query_id']}` @ {r['budget']} ({r['domain']}): {found}"
+            )
     return [*lines, "- none"] if len(lines) == 2 else [*lines, ""]

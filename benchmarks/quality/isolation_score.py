@@ -47,6 +47,12 @@ class QueryScore:
     contain_total: int
     violations: tuple[str, ...]  # should-not-contain terms found in the context
     isolated_drops: int  # candidates explain dropped as isolated_domain
+    judged_drops: int  # of those, unlabelled records judged to be of an isolated domain
+    judged_keys: tuple[str, ...]  # those records (``-`` for one not in the corpus)
+    wrongly_judged: int  # of those, corpus records whose true domain is not isolated
+    judged_why: tuple[str, ...]  # explain's evidence for each of them
+    assembly_ms: float  # timings_ms.total of the answer
+    judge_ms: float  # timings_ms.judge: judging the unlabelled candidates (0: not run)
 
     @property
     def domain_correct(self) -> bool:
@@ -89,6 +95,11 @@ def score_answer(
     keys = [keys_by_id.get(item["record_id"]) for item in selected]
     tokens = _tokens_by_kind(query, corpus, selected, keys)
     text = without_trigger(answer["formatted_context"])
+    judged_out = sorted(  # by key: record ids, and explain's order by them, differ by run
+        (d for d in explain["dropped"] if str(d.get("evidence", "")).startswith("unlabelled")),
+        key=lambda d: keys_by_id.get(d["record_id"], "-"),
+    )
+    judged = [d["record_id"] for d in judged_out]
     return QueryScore(
         query_id=query.id,
         split=query.split,
@@ -113,6 +124,18 @@ def score_answer(
         contain_total=len(query.should_contain),
         violations=tuple(t for t in query.should_not_contain if term_present(t, text)),
         isolated_drops=sum(d.get("reason") == "isolated_domain" for d in explain["dropped"]),
+        judged_drops=len(judged),
+        judged_keys=tuple(keys_by_id.get(rid, "-") for rid in judged),
+        judged_why=tuple(d["evidence"] for d in judged_out),
+        wrongly_judged=sum(
+            rid in keys_by_id
+            and not corpus.domains.isolated(
+                query.expected_domain, corpus.by_key[keys_by_id[rid]].domain
+            )
+            for rid in judged
+        ),
+        assembly_ms=float(answer.get("timings_ms", {}).get("total", 0.0)),
+        judge_ms=float(answer.get("timings_ms", {}).get("judge", 0.0)),
     )
 
 
@@ -157,6 +180,10 @@ def summarise(scores: list[QueryScore]) -> dict[str, Any]:
         "violations": sum(len(s.violations) for s in scores),
         "mean_context_tokens": round(statistics.fmean(s.context_tokens for s in scores), 1),
         "isolated_drops": sum(s.isolated_drops for s in scores),
+        "judged_drops": sum(s.judged_drops for s in scores),
+        "wrongly_judged": sum(s.wrongly_judged for s in scores),
+        "median_assembly_ms": round(statistics.median(s.assembly_ms for s in scores), 1),
+        "median_judge_ms": round(statistics.median(s.judge_ms for s in scores), 2),
     }
 
 

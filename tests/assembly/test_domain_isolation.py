@@ -182,3 +182,101 @@ async def test_a_trigger_no_word_places_is_classified_by_its_nearest_labelled_re
     assert {str(record) for record in mine} <= {i["record_id"] for i in explain["selected"]}
     dropped = {item["record_id"]: item["reason"] for item in explain["dropped"]}
     assert dropped[str(machine)] == "isolated_domain"
+
+
+async def test_an_unlabelled_record_among_an_isolated_domains_records_is_judged_out(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    """No word of the definition and no example places the note; its nearest labelled
+    records, written after it (so they did not label it), are of the isolated domain. A note
+    as near the one domain's records as the other's stays."""
+    await post(client, schema_name="context.domains.v1", title="domains", context=DEFINITION)
+    note = {"text": "Rank 16, alpha 8, twelve epochs at 1e-4 kept Rin's face stable."}
+    unplaced = await post(client, title="Training run", context=note)
+    plain = await post(client, title="Tuesday", context={"text": "Notes from the Tuesday call."})
+    for text in (
+        "LoRA rank 16 with alpha 8 keeps the character's face stable across epochs.",
+        "Twelve epochs at learning rate 1e-4 for the LoRA; the checkpoint after epoch 10 drifts.",
+        "Rin's face stays stable with the LoRA at rank 16.",
+    ):
+        await post(client, title="LoRA", context={"text": text})
+    for text in (
+        "PostgreSQL connection pool exhausted: raise the pgbouncer pool size.",
+        "The database connection pool times out after the deploy.",
+        "PostgreSQL replica lag: the database falls behind during the backup.",
+    ):
+        await post(client, title="Database", context={"text": text})
+    labelled = await labels_of(client, unplaced)
+    assert labelled == [], "written before its neighbours, nothing labelled the note"
+
+    answer = await ask(client, PG, agent())
+    explain = answer["explain"]
+    assert explain["signals"]["domain"]["isolating"] is True
+    dropped = {item["record_id"]: item for item in explain["dropped"]}
+    judged = dropped[str(unplaced)]
+    assert (judged["reason"], judged["stage"]) == ("isolated_domain", "graph")
+    assert judged["evidence"].startswith("unlabelled, judged anime by neighbours ")
+    assert "Rin" not in answer["formatted_context"]
+    assert str(plain) in {item["record_id"] for item in explain["selected"]}, dropped.get(
+        str(plain), {}
+    ).get("evidence")
+
+    opened = (await ask(client, PG, agent(domains={"isolate": False})))["explain"]
+    assert str(unplaced) in {item["record_id"] for item in opened["selected"]}
+    assert all("evidence" not in item for item in opened["dropped"])
+
+
+async def test_a_domain_isolated_from_everything_keeps_only_unlabelled_records_of_its_own(
+    client: httpx.AsyncClient, tenant: uuid.UUID
+) -> None:
+    """Personal is isolated from every domain ("*"): an unlabelled note its nearest records
+    place in personal stays, one they barely place elsewhere is left out, and says why; a technical
+    trigger (isolated from personal only) keeps that note."""
+    definition = {
+        "domains": [
+            {**domain, "isolated_from": ["*"]} if domain["name"] == "personal" else domain
+            for domain in DEFINITION["domains"]
+        ],
+        "min_confidence": 0.1,
+    }
+    await post(client, schema_name="context.domains.v1", title="domains", context=definition)
+    clinic = {"text": "Bring the insurance card to the clinic on Friday at nine; Hana comes too."}
+    mine = await post(client, title="Clinic", context=clinic)
+    general = {"text": "Photosynthesis turns sunlight into chemical energy in leaves."}
+    plain = await post(client, title="Biology", context=general)
+    for text in (
+        "PostgreSQL connection pool exhausted: raise the pgbouncer pool size.",
+        "The database connection pool times out after the deploy.",
+    ):
+        await post(client, title="Database", context={"text": text})
+    for text in (
+        "The dentist moved my appointment to Friday at nine at the clinic.",
+        "Hana's dentist check-up is on Friday too; bring her insurance card.",
+        "Dentist said to floss daily; next visit at the clinic in six months.",
+    ):
+        await post(client, title="Dentist", context={"text": text})
+    assert await labels_of(client, mine) == []
+    assert await labels_of(client, plain) == []
+
+    answer = await ask(client, "When is my dentist appointment?", agent())
+    explain = answer["explain"]
+    assert explain["signals"]["domain"]["name"] == "personal"
+    assert explain["signals"]["domain"]["isolating"] is True
+    dropped = {item["record_id"]: item for item in explain["dropped"]}
+    assert dropped[str(plain)]["reason"] == "isolated_domain"
+    assert dropped[str(plain)]["evidence"].startswith(
+        "unlabelled, not judged personal (isolated from every domain): judged "
+    )
+    assert str(mine) in {item["record_id"] for item in explain["selected"]}, dropped.get(
+        str(mine), {}
+    ).get("evidence")
+
+    technical = (await ask(client, PG, agent()))["explain"]
+    assert technical["signals"]["domain"]["isolating"] is True
+    assert str(plain) in {item["record_id"] for item in technical["selected"]}
+
+
+async def labels_of(client: httpx.AsyncClient, record: uuid.UUID) -> list[str]:
+    response = await client.get(f"/breadcrumbs/{record}")
+    assert response.status_code == 200, response.text
+    return list(response.json()["domains"])

@@ -23,7 +23,13 @@ from cairn.context.domains import DomainSet
 from cairn.context.explain import Timer, build_explain
 from cairn.context.graph import load_graph
 from cairn.context.graph_memory import GraphMemory
-from cairn.context.isolation import classify_trigger, half_life_of, isolated_domains
+from cairn.context.isolation import (
+    classify_trigger,
+    exclusive_domain,
+    half_life_of,
+    isolated_domains,
+    without_judged,
+)
 from cairn.context.layout import layout_for
 from cairn.context.model import (
     TRIGGER_SOURCE,
@@ -136,6 +142,15 @@ async def assemble(
     walked_past = [
         Dropped(node, DropReason.isolated_domain) for node in graph.isolated if node not in named
     ]
+    if isolated and domains is not None:  # unlabelled candidates, judged as the trigger is
+        with timer.phase("judge"):
+            kept_out = [i.record_id for i in upstream if i.reason is DropReason.isolated_domain]
+            graph, seeds, judged = await without_judged(
+                session, owner, domains, isolated, graph, seeds,
+                left_out=[*kept_out, *graph.isolated], trigger_id=trigger.id, cache=record_cache,
+                exclusive=None if domain is None else exclusive_domain(domains, domain),
+            )  # fmt: skip
+        walked_past += judged
     budget = (
         Budget(budget_override, BudgetSource.request)
         if budget_override

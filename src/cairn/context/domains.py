@@ -108,6 +108,15 @@ class DomainSet:
         self.version = version
         self.min_confidence = min_confidence
         self._by_name = {domain.name: domain for domain in self.domains}
+        # Each domain's one-word triggers as a set, and its phrases padded to match whole
+        # words: what content_scores looks for.
+        self._triggers = [
+            (
+                frozenset(p for p in domain.triggers if " " not in p),
+                tuple(f" {p} " for p in domain.triggers if " " in p),
+            )
+            for domain in self.domains
+        ]
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -154,6 +163,29 @@ class DomainSet:
             found = _best(combined(scores, votes), NEIGHBOUR_LABEL_FLOOR)
         return tuple(sorted(found))
 
+    def content_scores(self, texts: Sequence[str], unit: np.ndarray | None = None) -> np.ndarray:
+        """The scores by content (words, examples; no tags) of many texts at once, a row per
+        text and a column per domain of :attr:`names`: ``classify``'s scores without its
+        evidence. ``unit``: the texts' unit embeddings, a row each (zero rows: none)."""
+        words = np.zeros((len(texts), len(self.domains)), dtype=np.float32)
+        if any(domain.triggers for domain in self.domains):
+            for row, text in enumerate(texts):
+                found = normalized(text)
+                tokens = frozenset(found.split())
+                for column, (single, phrases) in enumerate(self._triggers):
+                    matched = len(single & tokens) + sum(p in found for p in phrases)
+                    words[row, column] = 1.0 - 0.5**matched
+        by_examples = np.zeros_like(words)
+        held = [(n, d.centroid) for n, d in enumerate(self.domains) if d.centroid is not None]
+        present = [n for n, _ in held]
+        if unit is not None and held and len(texts):
+            centroids = np.stack([vector for _, vector in held]).astype(np.float32)
+            cosines = unit.astype(np.float32) @ centroids.T
+            present_unit = np.any(unit != 0.0, axis=1)[:, None]
+            scaled = np.clip((cosines - EXAMPLE_BASE) / EXAMPLE_SPAN, 0.0, 1.0)
+            by_examples[:, present] = np.where(present_unit, scaled, 0.0)
+        return 1.0 - (1.0 - words) * (1.0 - by_examples)
+
     def isolated(self, a: str, b: str) -> bool:
         """Symmetric: either domain lists the other (or ``*``) in ``isolated_from``."""
         if a == b:
@@ -163,6 +195,11 @@ class DomainSet:
             and (other in domain.isolated_from or ANY_DOMAIN in domain.isolated_from)
             for domain, other in ((self._by_name.get(a), b), (self._by_name.get(b), a))
         )
+
+    def exclusive(self, name: str) -> bool:
+        """Isolated from every other domain (``isolated_from: ["*"]``): wants only its own."""
+        domain = self._by_name.get(name)
+        return domain is not None and ANY_DOMAIN in domain.isolated_from
 
     def half_life_days(self, name: str) -> float | None:
         domain = self._by_name.get(name)

@@ -110,6 +110,8 @@ def _dropped(item: Dropped, stage: str) -> dict[str, Any]:
     }
     if item.duplicate_of is not None:
         entry["duplicate_of"] = str(item.duplicate_of)
+    if item.evidence is not None:
+        entry["evidence"] = item.evidence
     return entry
 
 

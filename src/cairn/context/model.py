@@ -184,6 +184,7 @@ class Dropped:
     tokens: int | None = None
     path_cost: float | None = None
     duplicate_of: UUID | None = None
+    evidence: str | None = None  # why, where a judgement left it out (context.judge)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,8 @@ NOT_EXCLUDED = "(schema_name IS NULL OR NOT (schema_name = ANY(:excluded)))"
 
 def isolated_sql(alias: str) -> str:
     """A record (``alias``) is isolated from the trigger's domain: it has domain labels and
-    every one of them is in ``:isolated`` (context.domains). Unlabelled records never are."""
+    every one of them is in ``:isolated`` (context.domains). Unlabelled records never are by
+    their labels; an isolating assembly judges them once the graph is loaded (context.judge)."""
     return f"(cardinality({alias}.domains) > 0 AND {alias}.domains <@ CAST(:isolated AS text[]))"
 
 
