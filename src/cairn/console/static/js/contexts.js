@@ -9,7 +9,7 @@ import { append, failure, h, recordLink, table, when } from "./dom.js";
 
 // The phases an assembly runs, in order (context.builder, context.assemble, context.ondemand):
 // the stored timings are a JSON object, whose key order the database does not keep.
-const PHASES = ["trigger", "embed", "signals", "seeds", "graph", "render_items", "rank", "select", "render", "write"];
+const PHASES = ["trigger", "embed", "signals", "seeds", "graph", "judge", "render_items", "rank", "select", "render", "write"];
 
 // What each reason of context.model.DropReason means, for a person reading the table.
 const REASONS = {
