@@ -15,14 +15,18 @@ from pathlib import Path
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _cpu_s(stat_path: Path) -> float:
-    """utime + stime of a /proc stat file; 0 for a process or thread that is gone."""
+def _cpu_s(stat_path: Path, *, reaped: bool = False) -> float:
+    """utime + stime of a /proc stat file; 0 for a process or thread that is gone.
+    ``reaped``: with the CPU of the children it waited for (PostgreSQL's backends that
+    ended between two snapshots are counted in their postmaster's)."""
     try:
         text = stat_path.read_text()
     except OSError:
         return 0.0
     fields = text[text.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    own = int(fields[11]) + int(fields[12])
+    children = int(fields[13]) + int(fields[14]) if reaped else 0
+    return (own + children) / TICKS
 
 
 def _pids_with(marker: str) -> list[int]:
@@ -64,7 +68,7 @@ class CpuAccount:
             if comm.startswith("nats"):
                 nats += _cpu_s(Path(f"/proc/{pid}/stat"))
             elif comm.startswith("postgres"):
-                postgres += _cpu_s(Path(f"/proc/{pid}/stat"))
+                postgres += _cpu_s(Path(f"/proc/{pid}/stat"), reaped=True)
         # PostgreSQL's backends carry no data directory on their command line: its
         # postmaster's children are counted through the postmaster's pid.
         postgres += sum(_cpu_s(Path(f"/proc/{pid}/stat")) for pid in self._backends())
