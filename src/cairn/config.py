@@ -293,7 +293,7 @@ class Settings(BaseSettings):
     # pool are closed when returned, and a new one costs a backend start, asyncpg's type
     # introspection and every statement prepared again: 20 ingest clients, the webhook
     # consumer and the background loops need ~25 at once, so with 10 kept most writes
-    # opened one (ingest: +40% posts/s at 30). Connections open only on demand.
+    # opened one (benchmarks/results/ingest.md). Connections open only on demand.
     db_pool_size: int = 30
     db_max_overflow: int = 10
 
