@@ -289,7 +289,12 @@ class Settings(BaseSettings):
         default=None,
         validation_alias=AliasChoices("CAIRN_ADMIN_DATABASE_URL", "ADMIN_DATABASE_URL"),
     )
-    db_pool_size: int = 10
+    # Connections kept open per engine (the API's, the worker's). Connections beyond the
+    # pool are closed when returned, and a new one costs a backend start, asyncpg's type
+    # introspection and every statement prepared again: 20 ingest clients, the webhook
+    # consumer and the background loops need ~25 at once, so with 10 kept most writes
+    # opened one (benchmarks/results/ingest.md). Connections open only on demand.
+    db_pool_size: int = 30
     db_max_overflow: int = 10
 
     # disabled: every caller is the default tenant with every role (loopback only); jwt: tokens.

@@ -67,6 +67,74 @@ async def test_cache_reuses_targets_until_the_ttl_passes() -> None:
     assert store.loads == 2
 
 
+class SlowStore(Store):
+    """Loads that take a moment, so that callers arrive while one runs."""
+
+    async def load(self, owner: uuid.UUID) -> Loaded:
+        loaded = await super().load(owner)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return loaded
+
+
+async def test_callers_missing_at_once_share_one_load() -> None:
+    store = SlowStore()
+    cache = TargetCache(store.load, 2.0, store.read)
+    store.register(added := hook())
+    found = await asyncio.gather(*(cache.for_owner(OWNER) for _ in range(20)))
+    assert found == [[added]] * 20
+    assert store.loads == 1
+
+
+class GatedStore(Store):
+    """Loads that read the targets at once and answer when released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = asyncio.Event(), asyncio.Event()
+
+    async def load(self, owner: uuid.UUID) -> Loaded:
+        loaded = await super().load(owner)
+        self.entered.set()
+        await self.release.wait()
+        return loaded
+
+
+async def test_a_load_begun_before_a_registration_is_not_shared_with_later_callers() -> None:
+    store = GatedStore()
+    cache = TargetCache(store.load, 2.0, store.read)
+    early = asyncio.create_task(cache.for_owner(OWNER))
+    await store.entered.wait()  # the early caller's load has read the targets
+    store.register(added := hook())
+    late = asyncio.create_task(cache.for_owner(OWNER))
+    for _ in range(5):  # the late caller reads the new generation and finds the load running
+        await asyncio.sleep(0)
+    store.release.set()
+    assert await early == []
+    assert await late == [added]
+    assert store.loads == 2
+
+
+async def test_a_failed_load_fails_its_callers_and_the_next_one_loads_again() -> None:
+    store = SlowStore()
+    failing = [True]
+
+    async def load(owner: uuid.UUID) -> Loaded:
+        if failing[0]:
+            await asyncio.sleep(0)
+            raise ConnectionError("database away")
+        return await store.load(owner)
+
+    cache = TargetCache(load, 2.0, store.read)
+    results = await asyncio.gather(
+        *(cache.for_owner(OWNER) for _ in range(3)), return_exceptions=True
+    )
+    assert all(isinstance(r, ConnectionError) for r in results)
+    failing[0] = False
+    store.register(added := hook())
+    assert await cache.for_owner(OWNER) == [added]
+
+
 async def test_a_registration_reaches_the_next_event_within_the_ttl() -> None:
     store = Store()
     cache = TargetCache(store.load, 3600.0, store.read)

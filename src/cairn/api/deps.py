@@ -17,13 +17,21 @@ from cairn.db.engine import tenant_session
 from cairn.errors import Forbidden
 from cairn.principal import Principal, Role
 
+# Every dependency here is ``async def``, though none awaits: FastAPI runs a plain ``def``
+# dependency in its thread pool: a thread hop (and two GIL hand-overs) per dependency per
+# request, three for a write.
+
 
 def get_resources(request: Request) -> Resources:
     resources: Resources = request.app.state.resources
     return resources
 
 
-ResourcesDep = Annotated[Resources, Depends(get_resources)]
+async def _resources(request: Request) -> Resources:
+    return get_resources(request)
+
+
+ResourcesDep = Annotated[Resources, Depends(_resources)]
 
 
 _bearer = HTTPBearer(
@@ -85,10 +93,10 @@ def require_role(role: Role, *, stream: bool = False) -> Any:
     """A route dependency: the caller must hold ``role`` (curators hold every role, emitters
     also read). ``stream`` accepts the token as ``?access_token=`` too."""
 
-    def check(principal: PrincipalDep) -> Principal:
+    async def check(principal: PrincipalDep) -> Principal:
         return _holding(principal, role)
 
-    def check_stream(principal: StreamPrincipalDep) -> Principal:
+    async def check_stream(principal: StreamPrincipalDep) -> Principal:
         return _holding(principal, role)
 
     gate = check_stream if stream else check
@@ -102,7 +110,7 @@ def _holding(principal: Principal, role: Role) -> Principal:
     return principal
 
 
-def get_writer(
+async def get_writer(
     session: SessionDep, resources: ResourcesDep, principal: PrincipalDep
 ) -> BreadcrumbWriter:
     settings = resources.settings
@@ -112,7 +120,7 @@ def get_writer(
     )  # fmt: skip
 
 
-def get_reader(
+async def get_reader(
     session: SessionDep, resources: ResourcesDep, principal: PrincipalDep
 ) -> BreadcrumbReader:
     return BreadcrumbReader(

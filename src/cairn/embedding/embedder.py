@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from prometheus_client import Counter, Histogram
 
 from cairn.embedding.spans import Span, SpanFn, word_spans
 from cairn.embedding.types import EMBEDDING_DIM
@@ -21,6 +22,17 @@ from cairn.embedding.types import EMBEDDING_DIM
 logger = logging.getLogger(__name__)
 
 EncodeFn = Callable[[list[str]], np.ndarray]
+
+# How full the forward passes are under load, and how much of the time the encoder runs:
+# ingest's breakdown (benchmarks/ingest.py) reads them from /metrics.
+BATCH_SIZE = Histogram(
+    "cairn_embedding_batch_size",
+    "Texts per forward pass of the embedder",
+    buckets=(1, 2, 4, 8, 16, 32, 64),
+)
+ENCODE_SECONDS = Counter(
+    "cairn_embedding_encode_seconds", "Wall-clock seconds the embedder spent encoding"
+)
 
 
 class Embedder(Protocol):
@@ -147,11 +159,15 @@ class BatchingEmbedder:
             return
         texts = [item.text for item in live]
         loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
             vectors = await loop.run_in_executor(self._executor, self._encode, texts)
         except Exception as exc:
             _fail(live, exc)
             return
+        finally:
+            ENCODE_SECONDS.inc(loop.time() - started)
+        BATCH_SIZE.observe(len(texts))
         if vectors.shape != (len(texts), EMBEDDING_DIM):
             _fail(
                 live, RuntimeError(f"encode returned shape {vectors.shape} for {len(texts)} texts")

@@ -108,6 +108,7 @@ class TargetCache:
         self.generations = GenerationReads(generation)
         self.clock = clock
         self._entries: dict[uuid.UUID, tuple[float, Loaded]] = {}
+        self._loading: dict[uuid.UUID, asyncio.Task[Loaded]] = {}
 
     async def for_owner(self, owner_id: uuid.UUID) -> list[Target]:
         generation = await self.generations.current(owner_id)
@@ -115,13 +116,35 @@ class TargetCache:
         stored_at, cached = self._entries.get(owner_id, (0.0, None))
         if cached is not None and now - stored_at < self.ttl_s and cached.generation == generation:
             return cached.targets
-        loaded = await self.load(owner_id)
+        loaded = await self._load_once(owner_id, generation)
         if len(self._entries) > _PRUNE_ABOVE:
             self._entries = {
                 owner: kept for owner, kept in self._entries.items() if now - kept[0] < self.ttl_s
             }
         self._entries[owner_id] = (now, loaded)
         return loaded.targets
+
+    async def _load_once(self, owner_id: uuid.UUID, generation: int) -> Loaded:
+        """One load per tenant at a time: when the TTL runs out, every event in flight
+        misses at once, and each would otherwise load the same targets. A caller joins a
+        running load if what it loads is at least the generation the caller saw; else it
+        waits for a load of its own, begun after its read."""
+        for _ in range(2):
+            task = self._loading.get(owner_id)
+            fresh = task is None or task.done()
+            if task is None or task.done():
+                task = self._loading[owner_id] = asyncio.ensure_future(self.load(owner_id))
+                task.add_done_callback(lambda done: self._forget(owner_id, done))
+            loaded = await asyncio.shield(task)  # a cancelled caller leaves it to the others
+            if fresh or loaded.generation >= generation:
+                return loaded
+        return loaded
+
+    def _forget(self, owner_id: uuid.UUID, done: asyncio.Task[Loaded]) -> None:
+        if self._loading.get(owner_id) is done:
+            del self._loading[owner_id]
+        if not done.cancelled():
+            done.exception()  # retrieved: its callers raise it, asyncio need not log it
 
 
 def database_generation(sessions: async_sessionmaker[AsyncSession]) -> GenerationReader:
