@@ -197,7 +197,7 @@ def main() -> None:
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="cairn-bench-") as data_dir:
-        server = start_cairn_up(Path(data_dir), args.port, args.model_dir)
+        server = start_cairn_up(Path(data_dir), args.port, args.model_dir, drain=False)
         log = ServerLog(server)
         try:
             url = f"http://127.0.0.1:{args.port}"
