@@ -26,8 +26,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -37,7 +35,7 @@ from cairn.context.domain_store import UNLABELLED_SCHEMAS, nearest_labelled
 from cairn.context.domains import DomainSet
 from cairn.context.judge import Judged, Pool, Unlabelled, judge
 from cairn.context.model import Dropped, DropReason, Graph, Record, Seed
-from cairn.context.records import RecordCache, unit_vector
+from cairn.context.records import RecordCache, cached_vectors, unit_vector
 from cairn.context.signals import DomainSignal
 from cairn.context.trigger import AssemblyTrigger
 from cairn.db.models import breadcrumbs
@@ -171,18 +169,9 @@ async def judge_candidates(
     ]
     if not unlabelled:
         return []
-    vectors: dict[uuid.UUID, NDArray[np.float32]] = {}
-    missing: list[uuid.UUID] = list(dict.fromkeys(left_out))
-    for record in graph.records.values():
-        if record.id == trigger_id:
-            continue
-        cached = None
-        if cache is not None and record.version is not None:
-            cached = cache.vector(record.id, record.version)
-        if cached is None:
-            missing.append(record.id)
-        else:
-            vectors[record.id] = cached
+    others = (record for record in graph.records.values() if record.id != trigger_id)
+    vectors, uncached = cached_vectors(others, cache)
+    missing = [*dict.fromkeys(left_out), *uncached]
     labels = {rid: record.domains for rid, record in graph.records.items()}
     if missing:
         rows = await session.execute(_POOL_ROWS, {"owner": owner, "ids": missing})

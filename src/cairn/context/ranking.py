@@ -37,7 +37,7 @@ from threadpoolctl import threadpool_limits
 from cairn.context.agents import Ranking
 from cairn.context.model import Record
 from cairn.context.pathfinder import Picker
-from cairn.context.records import RecordCache, unit_vector
+from cairn.context.records import RecordCache, cached_vectors, unit_vector
 
 _EMBEDDINGS = text(
     "SELECT id, version, vector_send(embedding) AS vector FROM breadcrumbs"
@@ -79,16 +79,7 @@ async def load_embeddings(
 ) -> Embeddings:
     """The records' embeddings: from the cache (filled as the graph stage loads records)
     where it holds them at the record's version, the rest in one query."""
-    vectors: dict[uuid.UUID, NDArray[np.float32]] = {}
-    missing: list[uuid.UUID] = []
-    for record in records:
-        cached = None
-        if cache is not None and record.version is not None:
-            cached = cache.vector(record.id, record.version)
-        if cached is None:
-            missing.append(record.id)
-        else:
-            vectors[record.id] = cached
+    vectors, missing = cached_vectors(records, cache)
     if missing:
         rows = await session.execute(_EMBEDDINGS, {"owner": owner_id, "ids": missing})
         for record_id, version, sent in rows.all():

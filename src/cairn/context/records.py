@@ -125,6 +125,24 @@ class RecordCache:
         return len(self._records)
 
 
+def cached_vectors(
+    records: Iterable[Record], cache: RecordCache | None
+) -> tuple[dict[uuid.UUID, NDArray[np.float32]], list[uuid.UUID]]:
+    """The records' unit vectors ``cache`` holds at their version, and the ids of the
+    rest (for the caller's one query)."""
+    vectors: dict[uuid.UUID, NDArray[np.float32]] = {}
+    missing: list[uuid.UUID] = []
+    for record in records:
+        cached = None
+        if cache is not None and record.version is not None:
+            cached = cache.vector(record.id, record.version)
+        if cached is None:
+            missing.append(record.id)
+        else:
+            vectors[record.id] = cached
+    return vectors, missing
+
+
 _CACHED_COLUMNS = ", ".join(
     f"CASE WHEN k.version IS NULL THEN {value} END AS {column}"
     for column, value in (
