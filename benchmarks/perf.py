@@ -16,7 +16,6 @@ import json
 import os
 import sys
 import time
-import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,21 +51,7 @@ def trigger_events(corpus: corpus_module.Corpus, count: int) -> list[dict[str, A
     pool = corpus.triggers
     step = max(1, len(pool) // max(1, count))
     picked = pool[step // 2 :: step][:count]
-    events = []
-    for index in picked:
-        row = corpus.rows[index]
-        events.append(
-            {
-                "type": "breadcrumb.created",
-                "event_id": str(uuid.uuid4()),
-                "breadcrumb_id": str(row["id"]),
-                "owner_id": str(corpus_module.OWNER),
-                "schema_name": row["schema_name"],
-                "tags": row["tags"],
-                "version": 1,
-            }
-        )
-    return events
+    return [corpus_module.created_event(corpus.rows[index]) for index in picked]
 
 
 async def assembly(args: argparse.Namespace, corpus: Any, urls: dict[str, str]) -> dict[str, Any]:

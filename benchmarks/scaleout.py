@@ -26,7 +26,6 @@ import json
 import os
 import sys
 import time
-import uuid
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,23 +63,10 @@ def trigger_plan(corpus: corpus_module.Corpus) -> list[dict[str, Any]]:
         by_session[next((t for t in tags if t.startswith("session:")), "")].append(index)
     rounds = max(len(v) for v in by_session.values())
     order = [v[k] for k in range(rounds) for v in by_session.values() if k < len(v)]
-    events = []
-    for index in order:
-        row = corpus.rows[index]
-        events.append(
-            {
-                "type": "breadcrumb.created",
-                "event_id": str(uuid.uuid4()),
-                "breadcrumb_id": str(row["id"]),
-                "owner_id": str(corpus_module.OWNER),
-                "schema_name": row["schema_name"],
-                "title": row["title"],
-                "tags": row["tags"],
-                "version": 1,
-                "change": "created",
-            }
-        )
-    return events
+    return [
+        corpus_module.created_event(row) | {"title": row["title"], "change": "created"}
+        for row in (corpus.rows[index] for index in order)
+    ]
 
 
 class ContextProbe:

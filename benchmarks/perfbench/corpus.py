@@ -134,6 +134,19 @@ class Corpus:
         return None if index is None else self.vectors[index]
 
 
+def created_event(row: dict[str, Any]) -> dict[str, Any]:
+    """The `breadcrumb.created` event of a stored corpus record, as a trigger to publish."""
+    return {
+        "type": "breadcrumb.created",
+        "event_id": str(uuid.uuid4()),
+        "breadcrumb_id": str(row["id"]),
+        "owner_id": str(OWNER),
+        "schema_name": row["schema_name"],
+        "tags": row["tags"],
+        "version": 1,
+    }
+
+
 def load_or_build(
     scale: int, cache_dir: Path, model_dir: Path, *, unique_texts: int = 100_000
 ) -> Corpus:
