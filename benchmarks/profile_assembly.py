@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import statistics
@@ -56,6 +57,7 @@ def driver(args: argparse.Namespace) -> None:
         common = [
             "--database-url", services.database_url, "--nats-url", services.nats_url,
             "--events", str(events_file), "--warmup", str(args.warmup),
+            *(["--sql-graph"] if args.sql_graph else []), *(["--cpu"] if args.cpu else []),
         ]  # fmt: skip
         for round_ in range(args.rounds):
             shift = round_ % len(variants)
@@ -71,6 +73,7 @@ def driver(args: argparse.Namespace) -> None:
                 _child(variants[name], [*common, "--profile", str(text_file)])
                 print(f"profile of {name}: {text_file}")
     print(_table(samples))
+    print(_differing(samples))
 
 
 def _child(src: Path, common: list[str]) -> list[dict[str, Any]]:
@@ -118,6 +121,7 @@ async def _run_child(
     from cairn.config import Settings
     from cairn.context import builder as builder_module
     from cairn.context.builder import ContextBuilder
+    from cairn.context.explain import Timer
     from cairn.db.engine import create_engine, create_session_factory
     from cairn.runtime.heap import tune_collector
     from cairn.transforms import Transforms
@@ -126,8 +130,13 @@ async def _run_child(
     started_write: dict[str, float] = {}
     write_context = builder_module.write_context
 
+    # --cpu: every phase in this process's CPU time (what the assembly's Python costs),
+    # not wall time, which waits for PostgreSQL and for whoever else shares the cores.
+    clock = time.process_time if args.cpu else time.perf_counter
+    Timer.__init__.__defaults__ = (clock,)
+
     async def timed_write(*a: Any, **k: Any) -> Any:
-        started_write["at"] = time.perf_counter()
+        started_write["at"] = clock()
         return await write_context(*a, **k)
 
     builder_module.write_context = timed_write  # type: ignore[assignment]
@@ -139,21 +148,26 @@ async def _run_child(
     builder = ContextBuilder.create(
         settings, sessions, Transforms(settings.transforms), NoEmbedder()
     )
+    if settings.context.graph_in_memory and not args.sql_graph:  # as the worker does
+        from cairn.context.graph_memory import GraphMemory
+
+        builder.graphs = GraphMemory()  # loaded in the first (warm-up) walk
     tune_collector()
     owner = uuid.UUID(OWNER)
     rows: list[dict[str, Any]] = []
     profile = ""
 
     async def one(event: dict[str, Any], keep: bool) -> None:
-        started = time.perf_counter()
+        started = clock()
         agents = [a for a in await builder.directory.agents(owner) if a.triggered_by(event)]
         for agent in agents:
             row = await builder.build(agent, uuid.UUID(event["breadcrumb_id"]), event["event_id"])
-            committed = time.perf_counter()
+            committed = clock()
             if keep and row is not None:
-                sample = dict(row["context"]["timings_ms"])
+                sample: dict[str, Any] = dict(row["context"]["timings_ms"])
                 sample["write"] = (committed - started_write["at"]) * 1000
                 sample["e2e"] = (committed - started) * 1000
+                sample["digest"] = _digest(event["breadcrumb_id"], row["context"])
                 rows.append(sample)
 
     for event in events[: args.warmup]:
@@ -182,6 +196,31 @@ async def _run_child(
     return rows, profile
 
 
+def _digest(trigger: str, context: dict[str, Any]) -> list[str]:
+    """What must not change between variants: the text and the explanation."""
+    kept = {"text": context["formatted_context"], "explain": context["explain"]}
+    canonical = json.dumps(kept, sort_keys=True, default=str).encode()
+    return [trigger, hashlib.sha256(canonical).hexdigest()]
+
+
+def _differing(samples: dict[str, list[dict[str, Any]]]) -> str:
+    """Per variant, the triggers whose context or explanation differ from the first
+    variant's (the baseline's) first run of them."""
+    names = list(samples)
+    reference: dict[str, str] = {}
+    for row in samples[names[0]]:
+        reference.setdefault(*row["digest"])
+    lines = []
+    for name in names:
+        runs = [row["digest"] for row in samples[name]]
+        differ = {t for t, d in runs if reference.get(t, d) != d}
+        lines.append(
+            f"contexts or explanations that differ, {name} vs {names[0]}:"
+            f" {len(differ)} of {len({t for t, _ in runs})} triggers"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", nargs="?", default="driver", choices=["driver", "child"])
@@ -198,6 +237,10 @@ def main() -> None:
     parser.add_argument(
         "--profile-variant", action="append", default=[], help="a variant's NAME (repeat)"
     )
+    parser.add_argument(
+        "--sql-graph", action="store_true", help="walk by SQL, not the worker's in-memory graph"
+    )
+    parser.add_argument("--cpu", action="store_true", help="phases in CPU time, not wall time")
     parser.add_argument("--name", default="quick")
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")
