@@ -6,6 +6,7 @@ import dataclasses
 import random
 import re
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -31,7 +32,8 @@ from cairn.context import (
 )
 from cairn.context.admission import HeadersAsNeeded
 from cairn.context.layout import ClassicLayout
-from cairn.context.render import item_block, run_header, section_header
+from cairn.context.render import exact_count, item_block, run_header, section_header
+from cairn.context.tokens import ENCODINGS
 
 TRIGGER_SESSION = ("user:message", "session:s1")
 
@@ -611,3 +613,43 @@ def test_headers_charged_as_needed_account_for_records_without_hints(
     rendered = layout.render(selection, budget)
     assert rendered.trimmed == []
     assert rendered.token_count == counter.count(rendered.text) == budget - layout.admit.remaining
+
+
+# What content may put at the end or start of a chunk: punctuation that takes newlines and
+# slashes after it, spaces, tabs and carriage returns before the newline, digits, letters.
+_CHUNK_TEXT = st.lists(
+    st.sampled_from([*"ab Z9/.:;-_\t\r\n⟧〛é日🎉'", "'s", "\r\n", "//"]), max_size=30
+).map("".join)
+
+
+@pytest.fixture(scope="module")
+def counters(tokenizer_dir: Path) -> dict[str, TokenCounter]:
+    return {name: TokenCounter.from_dir(tokenizer_dir, name) for name in ENCODINGS}
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    bodies=st.lists(_CHUNK_TEXT, min_size=1, max_size=6),
+    opened=st.lists(st.booleans(), min_size=6, max_size=6),
+    name=st.sampled_from(sorted(ENCODINGS)),
+)
+def test_the_exact_count_chunk_by_chunk_is_the_count_of_the_whole_text(
+    bodies: list[str], opened: list[bool], name: str, counters: dict[str, TokenCounter]
+) -> None:
+    counter = counters[name]
+    # Chunks as the text has them (a delimiter line first, one newline last), and some that
+    # are not: those are counted with their neighbours.
+    chunks = [
+        f"⟦item · x⟧\n{body.rstrip()}\n" if opened[n] else body for n, body in enumerate(bodies)
+    ]
+    assert exact_count(counter, chunks) == counter.count("".join(chunks))
+
+
+def test_the_exact_count_takes_the_blocks_counts_from_the_cache(counter: TokenCounter) -> None:
+    blocks = [f"⟦item · note.v1 · n{n}⟧\nsee:\n" for n in range(3)]
+    lines = "⟦items · turn.v1⟧\nends with a colon:\n/usr/bin starts with a slash\n"
+    chunks = [section_header(Section.history), *blocks, lines]
+    assert exact_count(counter, chunks) == counter.count("".join(chunks))
+    before = counter._count.cache_info().misses
+    assert exact_count(counter, [*chunks[:2], "⟦item · other⟧\nnew\n"]) > 0
+    assert counter._count.cache_info().misses == before + 1  # only the new chunk is encoded

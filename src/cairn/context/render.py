@@ -14,8 +14,10 @@ Layout, one line per delimiter::
 
 Every block ends with one newline and the next starts with ``⟦``, a boundary tiktoken's
 pre-tokenizers (o200k, cl100k) never merge across, so the token count of the whole text is
-the sum of its blocks' counts; the exact count of the final text is checked all the same,
-and the lowest-priority items are trimmed if it were over.
+the sum of its blocks' counts. The exact count of the final text is checked all the same
+(:func:`exact_count`: chunk by chunk at those boundaries, so the blocks' counts come from
+the counter's cache instead of encoding the whole text again), and the lowest-priority
+items are trimmed if it were over.
 
 A header has no title when the title says nothing the block does not: the body contains
 it, or it only repeats the schema's name (``User Message`` on a ``user.message.v1``). A
@@ -30,7 +32,8 @@ that fits one line joins the run of its schema like any one-line item::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from functools import lru_cache
 from typing import TypeVar
 from uuid import UUID
 
@@ -86,8 +89,10 @@ def item_header(record: Record, *, titled: bool = True) -> str:
     return f"{OPEN}{label}{CLOSE}\n"
 
 
+@lru_cache(maxsize=1024)
 def untitled_header(schema_name: str | None) -> str:
-    """The header of an item of ``schema_name`` whose title adds nothing."""
+    """The header of an item of ``schema_name`` whose title adds nothing (asked for every
+    record of every assembly, and there are few schemas)."""
     return f"{OPEN}item · {_one_line(schema_name or '') or 'record'}{CLOSE}\n"
 
 
@@ -102,7 +107,7 @@ def run_line(record: Record, block: str) -> str | None:
     head, _, body = block.partition("\n")
     if not body or body.find("\n") != len(body) - 1:
         return None
-    return body if f"{head}\n" == item_header(record, titled=False) else None
+    return body if f"{head}\n" == untitled_header(record.schema_name) else None
 
 
 def item_block(record: Record, render_item: RenderItem) -> str:
@@ -290,8 +295,8 @@ def assemble_text(
     placed = _place(selection, records, prior_fixes)
     trimmed: list[UUID] = []
     while True:
-        text, items = _compose(placed, blocks)
-        token_count = counter.count(text)
+        chunks, items = _compose(placed, blocks)
+        text, token_count = "".join(chunks), exact_count(counter, chunks)
         if token_count <= budget or not placed:
             return Rendered(text, token_count, items, trimmed)
         chosen = victims(
@@ -316,27 +321,46 @@ def _place(
     ]
 
 
-def _compose(placed: list[_Placed], blocks: ItemBlocks) -> tuple[str, list[RenderedItem]]:
+def _compose(placed: list[_Placed], blocks: ItemBlocks) -> tuple[list[str], list[RenderedItem]]:
+    """The text as chunks (a section header, a block, a run with its header) and its
+    items."""
     members: dict[Section, list[Record]] = {section: [] for section in SECTION_ORDER}
     for record, section in placed:
         members[section].append(record)
     members[Section.history].sort(key=lambda record: (record.created_at, str(record.id)))
-    parts: list[str] = []
+    chunks: list[str] = []
     items: list[RenderedItem] = []
     for section in SECTION_ORDER:
         if members[section]:
-            parts.append(section_header(section))
+            chunks.append(section_header(section))
         for run in runs(members[section], blocks):
             if len(run) == 1:
-                parts.append(blocks.text(run[0]))
+                chunks.append(blocks.text(run[0]))
                 items.append(RenderedItem(run[0].id, section, blocks.tokens(run[0])))
                 continue
-            parts.append(run_header(run[0].schema_name))
+            parts = [run_header(run[0].schema_name)]
             for record in run:
                 line, tokens = blocks.line(record) or ("", 0)
                 parts.append(line)
                 items.append(RenderedItem(record.id, section, tokens))
-    return "".join(parts), items
+            chunks.append("".join(parts))
+    return chunks, items
+
+
+def exact_count(counter: TokenCounter, chunks: Iterable[str]) -> int:
+    """The token count of ``"".join(chunks)``, counted chunk by chunk where a chunk ends
+    with a newline and the next starts with ``⟦``: no pre-token of o200k or cl100k spans
+    that boundary (a newline ends every piece that holds one but a run of punctuation's,
+    which takes only newlines and ``/`` after it, and ``⟦`` opens no whitespace piece), so
+    the sum is the count of the whole. Elsewhere chunks are counted together."""
+    total, pending = 0, ""
+    for chunk in chunks:
+        if pending.endswith("\n") and chunk.startswith(OPEN):
+            total += counter.count(pending)
+            pending = chunk
+        else:
+            pending += chunk
+    return total + (counter.count(pending) if pending else 0)
 
 
 def runs(records: list[Record], blocks: ItemBlocks) -> list[list[Record]]:
