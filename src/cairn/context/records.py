@@ -97,13 +97,13 @@ class RecordCache:
         self._records: LRU[uuid.UUID, Record] = LRU(size)
         self._vectors: LRU[uuid.UUID, tuple[int, NDArray[np.float32]]] = LRU(size)
 
-    def known(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
-        """The cached version of each of ``ids`` that is cached."""
+    def known(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Record]:
+        """Each of ``ids`` that is cached, as cached (at its ``version``)."""
         found = {}
         for record_id in ids:
             record = self._records.get(record_id)
-            if record is not None and record.version is not None:
-                found[record_id] = record.version
+            if record is not None:
+                found[record_id] = record
         return found
 
     def get(self, record_id: uuid.UUID, version: int) -> Record | None:
@@ -172,25 +172,20 @@ async def load_records_cached(
     )
     params = {
         "owner": owner_id, "ids": wanted, "excluded": sorted(excluded),
-        "known_ids": list(known), "known_versions": list(known.values()),
+        "known_ids": list(known), "known_versions": [r.version for r in known.values()],
     }  # fmt: skip
     rows = (await session.execute(query, params)).mappings().all()
     records: dict[uuid.UUID, Record] = {}
-    stale: list[uuid.UUID] = []
-    record: Record | None
     for row in rows:
         if not row["cached"]:
             record = to_record(row)
             cache.put(record)
             if row["vector"] is not None:
                 cache.put_vector(record.id, row["version"], unit_vector(row["vector"]))
-        elif (record := cache.get(row["id"], row["version"])) is None:
-            stale.append(row["id"])  # evicted or replaced since `known`: load it in full
-            continue
-        elif record.domains != tuple(row["domains"]):  # relabelled at the same version
-            record = replace(record, domains=tuple(row["domains"]))
-            cache.put(record)
+        else:  # as `known` holds it: the query matched its version
+            record = known[row["id"]]
+            if record.domains != tuple(row["domains"]):  # relabelled at the same version
+                record = replace(record, domains=tuple(row["domains"]))
+                cache.put(record)
         records[record.id] = record
-    if stale:
-        records.update(await load_records(session, owner_id, stale, excluded))
     return records
