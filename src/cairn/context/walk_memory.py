@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -167,11 +168,11 @@ def edges_among(
     q = adjacency.index.get(quiet) if quiet is not None else None
     if q is not None:
         keep &= (kind != TEMPORAL) | ((far != q) & (near != q))
-    names, types = adjacency.ids, _EDGE_TYPES
-    return tuple(
-        Edge(names[a], names[b], types[k], w)
-        for a, b, k, w in zip(
-            near[keep].tolist(), far[keep].tolist(), kind[keep].tolist(),
-            weight[keep].tolist(), strict=True,
-        )
+    # A thousand edges an assembly: made in C loops (map, tuple.__new__), not a generator
+    # calling the named tuple's Python constructor for each.
+    name, edge_type = adjacency.ids.__getitem__, _EDGE_TYPES.__getitem__
+    columns = zip(
+        map(name, near[keep].tolist()), map(name, far[keep].tolist()),
+        map(edge_type, kind[keep].tolist()), weight[keep].tolist(), strict=True,
     )  # fmt: skip
+    return tuple(map(tuple.__new__, repeat(Edge), columns))
