@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 from uuid import UUID
 
 from cairn.context import sources
@@ -108,8 +108,7 @@ class BudgetLeft:
 _ORIGINS = sources.NAMES  # by rank
 
 
-@dataclass(frozen=True, slots=True)
-class _Path:
+class _Path(NamedTuple):  # one per reached record: a frozen dataclass costs several times more
     node: UUID
     via: UUID | None
     origin: str
@@ -134,14 +133,14 @@ class _Search:
         self.ids = [record.id for record in ordered]
         self.index = {record_id.int: n for n, record_id in enumerate(self.ids)}
         self.adjacency: list[list[tuple[int, int]]] = [[] for _ in self.ids]
-        index, adjacency = self.index, self.adjacency
+        at, adjacency = self.index.get, self.adjacency
         semantic = EdgeType.semantic
         fixed = {kind: _units(costs.type_cost(kind)) for kind in EdgeType if kind != semantic}
         for edge in graph.edges:
-            a, b = index.get(edge.from_id.int), index.get(edge.to_id.int)
+            a, b = at(edge.from_id.int), at(edge.to_id.int)
             if a is not None and b is not None and a != b:
                 kind = edge.edge_type
-                step = _units(costs.edge_cost(edge)) if kind == semantic else fixed[kind]
+                step = _units(costs.edge_cost(edge)) if kind is semantic else fixed[kind]
                 adjacency[a].append((b, step))
                 adjacency[b].append((a, step))
         self.best: list[float] = [float("inf")] * len(self.ids)
@@ -273,7 +272,8 @@ class _Taker:
         if too_far and node not in self.seed_scores:
             outcome.dropped.append(Dropped(node, DropReason.below_threshold, None, path.cost))
             return False
-        twin = next((d for d in self.duplicates.get(node, ()) if d in self.taken), None)
+        twins = self.duplicates.get(node)
+        twin = next((d for d in twins if d in self.taken), None) if twins else None
         if twin is not None:
             drop = Dropped(node, DropReason.duplicate_content, None, path.cost, twin)
             outcome.dropped.append(drop)
