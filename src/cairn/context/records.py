@@ -143,9 +143,13 @@ def cached_vectors(
     return vectors, missing
 
 
+# What a record cached at its version has as it is: only its domains can change without a
+# new version, so only they (and the id) are sent for it.
 _CACHED_COLUMNS = ", ".join(
     f"CASE WHEN k.version IS NULL THEN {value} END AS {column}"
     for column, value in (
+        ("owner_id", "b.owner_id"), ("schema_name", "b.schema_name"),
+        ("created_at", "b.created_at"), ("updated_at", "b.updated_at"),
         ("title", "b.title"), ("tags", "b.tags"), ("context", "b.context"),
         ("llm_hints", "b.llm_hints"), ("vector", "vector_send(b.embedding)"),
     )
@@ -163,7 +167,7 @@ async def load_records_cached(
     wanted = list(set(ids))
     known = cache.known(wanted)
     query = text(
-        "SELECT b.id, b.owner_id, b.schema_name, b.created_at, b.updated_at, b.version, b.domains,"
+        "SELECT b.id, b.version, b.domains,"
         f" k.version IS NOT NULL AS cached, {_CACHED_COLUMNS}"
         " FROM breadcrumbs b LEFT JOIN unnest(CAST(:known_ids AS uuid[]),"
         " CAST(:known_versions AS int[])) AS k(id, version)"
