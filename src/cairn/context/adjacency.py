@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from asyncpg.pgproto.pgproto import UUID as DriverUUID
 from numpy.typing import NDArray
 
 from cairn.context.model import SESSION_PREFIX
@@ -273,7 +274,13 @@ class Adjacency:
         group = np.cumsum(first) - 1
         distinct = zip(h[first].tolist(), low[first].tolist(), strict=True)
         intern = self.intern
-        nodes = np.array([intern(uuid.UUID(int=(a << 64) | b)) for a, b in distinct], np.int32)
+        # The driver's UUID type, as every id read from the database is: the walk's ids meet
+        # those of the seeds and the records in dicts, where a standard library UUID among
+        # driver UUIDs costs a hash in Python and a comparison across types on every lookup.
+        nodes = np.array(
+            [intern(DriverUUID(((a << 64) | b).to_bytes(16, "big"))) for a, b in distinct],
+            np.int32,
+        )
         out = np.empty(len(hi), np.int32)
         out[order] = nodes[group]
         return out
