@@ -6,7 +6,8 @@ In ``docs/performance.md`` it replaces what lies between ``<!-- perf-tables:star
 ``<!-- perf-tables:end -->`` with ``benchmarks/results/NAME.md`` for each NAME and
 ``by-scale.md``, and between the ``ondemand-table`` markers with ``ondemand.md``; in
 ``docs/operations.md`` it replaces what lies between the ``faults-table`` markers with
-``faults.md``. A result file that does not exist leaves its section as it was. The prose
+``faults.md``; in ``README.md`` it replaces what lies between the ``by-scale`` markers with
+``by-scale.md``. A result file that does not exist leaves its section as it was. The prose
 around the tables (conditions, readings) stays hand-written.
 """
 
@@ -60,6 +61,7 @@ def main() -> None:
     if (RESULTS / "faults.md").exists():
         replace_between(operations, "faults-table", faults_table())
         copied.append("faults")
+    replace_between(REPO / "README.md", "by-scale", _result("by-scale"))
     print(f"docs tables from: {', '.join(copied)}")
 
 
