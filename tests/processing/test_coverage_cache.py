@@ -69,8 +69,10 @@ async def test_a_processing_state_changed_without_an_event_is_counted(
 async def test_an_edge_written_past_the_api_moves_the_islands(
     app: Any, client: httpx.AsyncClient, tenant: uuid.UUID
 ) -> None:
-    one, two = await _post(client, title="One", tags=[]), await _post(client, title="Two", tags=[])
-    assert (await _coverage(client))["islands"]["count"] == 2  # no worker: nothing links them
+    # Nothing alike, no tags, no session: a worker (one may run for other tests) links neither.
+    one = await _post(client, title="Quartz", tags=[], context={"text": "Quartz is a mineral."})
+    two = await _post(client, title="Tuba", tags=[], context={"text": "A tuba plays low notes."})
+    assert (await _coverage(client))["islands"]["count"] == 2
     sessions = app.state.resources.session_factory
     async with tenant_session(sessions, tenant) as session, session.begin():
         await session.execute(
