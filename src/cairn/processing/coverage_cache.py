@@ -42,8 +42,10 @@ from cairn.processing.schemas import Coverage
 
 MAX_AGE_S = 60.0
 
-# The newest rows are found from the primary key's end (the outbox is pruned of published
-# rows, graph_changes of rows older than ten minutes); expired records from the ttl index.
+# The newest rows are found from the primary key's end; expired records from the ttl index.
+# The outbox keeps published rows a day (CAIRN_EVENTS__OUTBOX_RETENTION_S), graph_changes
+# ten minutes: both far longer than MAX_AGE_S, so a tenant's newest row cannot be written
+# and pruned between two asks that the cache would answer alike.
 _STAMP = text(
     "SELECT (SELECT o.id FROM outbox o WHERE o.owner_id = :owner ORDER BY o.id DESC LIMIT 1),"
     " (SELECT g.id FROM graph_changes g WHERE g.owner_id = :owner ORDER BY g.id DESC LIMIT 1),"
