@@ -288,8 +288,11 @@ async def test_tenant_b_coverage_counts_none_of_tenant_a_records(
     b = bearer(mint(owner_id=uuid.uuid4(), roles=["curator"]))
     mine = (await jwt_client.get("/coverage", headers=a)).json()
     assert mine["records"] == 1 and mine["stages"]["embedded"]["done"] == 1
-    theirs = (await jwt_client.get("/coverage", headers=b)).json()
+    theirs = (await jwt_client.get("/coverage", headers=b)).json()  # never A's kept figures
     assert theirs["records"] == 0 and theirs["by_schema"] == {} and theirs["islands"]["count"] == 0
+    assert theirs["computed_at"] != mine["computed_at"]
+    assert (await jwt_client.get("/coverage", headers=b)).json() == theirs  # B's, kept
+    assert (await jwt_client.get("/coverage", headers=a)).json()["records"] == 1
 
 
 async def test_tenant_b_graphs_none_of_tenant_a_records(

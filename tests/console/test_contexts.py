@@ -92,7 +92,7 @@ async def test_a_context_shows_why_a_record_is_not_in_it(
     assert (kayak["long"], "over_budget") in dropped  # the world is as the test needs
     page = browsing.page
     await page.goto(f"{live_url}/#/agents/{kayak['agent']}/{kayak['session']}")
-    await page.wait_for_selector("#dropped-table")
+    await page.wait_for_selector("#dropped-table:not([aria-busy])")  # every row is in
     rows = page.locator(f"#dropped-table tr[data-id='{kayak['long']}']")
     row = rows.filter(has_text="over_budget")  # a record may be left out at several stages
     assert await row.count() == 1

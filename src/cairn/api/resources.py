@@ -13,6 +13,7 @@ from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
 from cairn.embedding import Embedder
 from cairn.events.nats_client import NatsHolder
+from cairn.processing.coverage_cache import CoverageCache
 from cairn.secrets.crypto import Keyring
 from cairn.stream.feed import EventFeed
 from cairn.transforms import Transforms
@@ -36,3 +37,4 @@ class Resources:
     system_engine: AsyncEngine | None = None
     system_sessions: async_sessionmaker[AsyncSession] = field(init=False)
     keyring: Keyring | None = None  # the secrets KEK; None: /secrets answers 503
+    coverage: CoverageCache = field(default_factory=CoverageCache)  # GET /coverage's figures

@@ -67,11 +67,8 @@ async def coverage(session: AsyncSession, owner: uuid.UUID | None) -> Coverage:
     schema_states = await queries.states_by_schema(session, owner)
     by_schema = _breakdowns(await queries.records_by_schema(session, owner), schema_states)
     records, counts = _overall(by_schema, schema_states)
-    by_session = _breakdowns(
-        await queries.records_by_session(session, owner),
-        await queries.states_by_session(session, owner),
-        keep=MAX_SESSION_PREFIXES,
-    )
+    session_records, session_states = await queries.by_session(session, owner)
+    by_session = _breakdowns(session_records, session_states, keep=MAX_SESSION_PREFIXES)
     errors = await queries.common_errors(session, owner, per_stage=ERRORS_PER_STAGE)
     count, ids = await queries.islands(session, owner, sample=ISLAND_SAMPLE)
     return Coverage(

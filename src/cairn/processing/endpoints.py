@@ -9,10 +9,10 @@ import uuid
 
 from fastapi import APIRouter
 
-from cairn.api.deps import PrincipalDep, SessionDep, require_role
+from cairn.api.deps import PrincipalDep, ResourcesDep, SessionDep, require_role
 from cairn.errors import NotFound
 from cairn.principal import Role
-from cairn.processing import coverage as service, queries
+from cairn.processing import queries
 from cairn.processing.schemas import Coverage, RecordProcessing, StageState
 from cairn.processing.stages import STAGES
 
@@ -22,10 +22,13 @@ SUBSCRIBER = require_role(Role.SUBSCRIBER)
 
 
 @router.get("/coverage", dependencies=[CURATOR])
-async def get_coverage(session: SessionDep, principal: PrincipalDep) -> Coverage:
+async def get_coverage(
+    session: SessionDep, principal: PrincipalDep, resources: ResourcesDep
+) -> Coverage:
     """Per stage: done, pending, failed, not needed and untracked records with the share
-    done; the commonest errors; the same by schema and by session tag prefix; islands."""
-    return await service.coverage(session, principal.owner_id)
+    done; the commonest errors; the same by schema and by session tag prefix; islands.
+    Kept per tenant until anything they count changes (``computed_at``: when counted)."""
+    return await resources.coverage.coverage(session, principal.owner_id)
 
 
 @router.get("/breadcrumbs/{breadcrumb_id}/processing", dependencies=[SUBSCRIBER])

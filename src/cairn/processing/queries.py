@@ -60,8 +60,10 @@ async def states_by_schema(session: AsyncSession, owner: uuid.UUID | None) -> Se
     return await _rows(session, sql, owner)
 
 
+# Each record's session tag prefixes, the tags unnested once: a record counts once per
+# prefix, however many of its session tags share it.
 _SESSIONS = (
-    "WITH tagged AS (SELECT DISTINCT b.id, {prefix} AS prefix FROM breadcrumbs b,"
+    "WITH tagged AS MATERIALIZED (SELECT DISTINCT b.id, {prefix} AS prefix FROM breadcrumbs b,"
     " unnest(b.tags) AS tag WHERE {owned} AND {live} AND tag LIKE '{session}%')"
 )
 
@@ -72,19 +74,18 @@ def _sessions_cte(owner: uuid.UUID | None) -> str:
     )
 
 
-async def records_by_session(session: AsyncSession, owner: uuid.UUID | None) -> Sequence[Any]:
-    """(session tag prefix, records)."""
-    sql = _sessions_cte(owner) + " SELECT prefix, count(*) FROM tagged GROUP BY 1"
-    return await _rows(session, sql, owner)
-
-
-async def states_by_session(session: AsyncSession, owner: uuid.UUID | None) -> Sequence[Any]:
-    """(session tag prefix, stage, state, records)."""
+async def by_session(session: AsyncSession, owner: uuid.UUID | None) -> tuple[list[Any], list[Any]]:
+    """(session tag prefix, records) and (session tag prefix, stage, state, records), from
+    one statement: unnesting every record's tags is the costly part, done once for both."""
     sql = _sessions_cte(owner) + (
-        " SELECT t.prefix, p.stage, p.state, count(*) FROM tagged t"
+        " SELECT prefix, NULL AS stage, NULL AS state, count(*) FROM tagged GROUP BY 1"
+        " UNION ALL SELECT t.prefix, p.stage, p.state, count(*) FROM tagged t"
         " JOIN record_processing p ON p.breadcrumb_id = t.id GROUP BY 1, 2, 3"
     )
-    return await _rows(session, sql, owner)
+    rows = await _rows(session, sql, owner)
+    records = [(prefix, count) for prefix, stage, _, count in rows if stage is None]
+    states = [row for row in rows if row[1] is not None]
+    return records, states
 
 
 async def common_errors(
@@ -115,10 +116,13 @@ async def islands(
     """Records (but assembled contexts, which never have edges) with no edge at all: how
     many, and the oldest few."""
     where = _ISLANDS.format(owned=_owned("b", owner), live=_LIVE)
-    (count,) = (await _rows(session, f"SELECT count(*) {where}", owner))[0]
-    oldest = f"SELECT b.id {where} ORDER BY b.created_at, b.id LIMIT :sample"
-    ids = await _rows(session, oldest, owner, sample=sample)
-    return int(count), [row[0] for row in ids]
+    if sample <= 0:
+        (count,) = (await _rows(session, f"SELECT count(*) {where}", owner))[0]
+        return int(count), []
+    # One scan for both: the count over every island rides on each of the oldest few.
+    oldest = f"SELECT b.id, count(*) OVER () {where} ORDER BY b.created_at, b.id LIMIT :sample"
+    rows = await _rows(session, oldest, owner, sample=sample)
+    return (int(rows[0][1]) if rows else 0), [row[0] for row in rows]
 
 
 async def record_states(

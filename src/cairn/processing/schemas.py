@@ -47,6 +47,9 @@ class Coverage(BaseModel):
         description="session tag prefix → figures, the largest first (at most a few dozen)"
     )
     islands: Islands
+    computed_at: dt.datetime | None = Field(
+        None, description="when these figures were counted (GET /coverage keeps them briefly)"
+    )
 
 
 class StageState(BaseModel):

@@ -277,6 +277,13 @@ function formattedText(text, explain) {
 
 // --- the explanation ----------------------------------------------------------------------
 
+// The rows of the explanation drawn with the frame that brings the context on screen; the
+// rest follow, a chunk per frame, once it is painted. At 10k records a context drops ~150
+// candidates: laying out and painting every row held that frame back by a tenth of a second,
+// for rows far below the first screen.
+const FIRST_ROWS = 30;
+const ROWS_PER_FRAME = 60;
+
 function explanation(explain) {
   const selected = explain.selected ?? [];
   const dropped = explain.dropped ?? [];
@@ -284,56 +291,67 @@ function explanation(explain) {
   const filter = h("input", { id: "explain-filter", type: "search", placeholder: "why is X (id, title, reason…) not in the context?", size: 48 });
   const selectedTable = rowsTable("selected-table",
     ["record", "schema", "section", "source", "score", "path", "cost", "tokens"],
-    selected.map((item) => ({ id: item.record_id, cells: [
+    selected.map((item) => () => ({ id: item.record_id, cells: [
       recordLink(item.record_id, item.title || item.record_id), item.schema_name ?? "", item.section ?? "",
       item.source ?? "", item.seed_score === null || item.seed_score === undefined ? "" : Number(item.seed_score).toFixed(3),
       path(item, byId), Number(item.path_cost ?? 0).toFixed(3), String(item.tokens ?? ""),
     ] })));
   const droppedTable = rowsTable("dropped-table",
     ["record", "reason", "why", "stage", "tokens", "cost"],
-    dropped.map((item) => ({ id: item.record_id, cells: [
-      recordLink(item.record_id), h("code", { class: "reason" }, item.reason),
+    dropped.map((item) => () => ({ id: item.record_id, cells: [
+      recordLink(item.record_id), { class: "reason", content: item.reason },
       [REASONS[item.reason] ?? "", item.duplicate_of ? [" of ", recordLink(item.duplicate_of)] : null],
       item.stage ?? "", item.tokens === null || item.tokens === undefined ? "" : String(item.tokens),
       item.path_cost === null || item.path_cost === undefined ? "" : Number(item.path_cost).toFixed(3),
-    ] })));
+    ] })), FIRST_ROWS);
   const counts = h("span", { class: "muted", id: "filter-counts" });
+  const words = () => filter.value.trim().toLowerCase();
   const apply = () => {
-    const words = filter.value.trim().toLowerCase();
     let shown = 0;
     for (const row of document.querySelectorAll("#selected-table tbody tr, #dropped-table tbody tr")) {
-      const hit = !words || row.textContent.toLowerCase().includes(words) || row.dataset.id.includes(words);
-      row.hidden = !hit;
-      if (hit) shown += 1;
+      if (show(row, words())) shown += 1;
     }
-    counts.replaceChildren(words ? `${shown} rows match` : "");
+    counts.replaceChildren(words() ? `${shown} rows match` : "");
   };
   filter.addEventListener("input", apply);
-  afterPaint(() => nameDropped(droppedTable, dropped));
+  const complete = afterPaint(() => droppedTable.more((added) => {
+    if (!words()) return;
+    for (const row of added) show(row, words());
+    apply();
+  }));
+  afterPaint(() => nameDropped(droppedTable.node, dropped, complete));
   return [
     h("h2", {}, "Explanation"),
     h("div", { class: "filters" }, filter, counts),
-    h("h3", {}, `Selected (${selected.length})`), selected.length ? selectedTable : h("p", { class: "muted" }, "nothing selected"),
-    h("h3", {}, `Dropped (${dropped.length})`), dropped.length ? droppedTable : h("p", { class: "muted" }, "nothing dropped"),
+    h("h3", {}, `Selected (${selected.length})`), selected.length ? selectedTable.node : h("p", { class: "muted" }, "nothing selected"),
+    h("h3", {}, `Dropped (${dropped.length})`), dropped.length ? droppedTable.node : h("p", { class: "muted" }, "nothing dropped"),
   ];
 }
 
-// After the frame that shows the page: its titles are a second request whose answer (and
-// the server's work for it) must not hold back that first frame.
+function show(row, words) {
+  const hit = !words || row.textContent.toLowerCase().includes(words) || row.dataset.id.includes(words);
+  row.hidden = !hit;
+  return hit;
+}
+
+// After the frame that shows the page: what runs then (the rest of the rows, a second
+// request and the server's work for it) must not hold back that first frame. Resolves with
+// what ``run`` resolves with.
 function afterPaint(run) {
-  requestAnimationFrame(() => setTimeout(run, 0));
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => resolve(run()), 0)));
 }
 
 // explain keeps no titles of dropped records: ask for them all at once (POST /breadcrumbs/
 // render answers for the ids that still exist and lists the rest), so that a record can be
-// found by its title too.
+// found by its title too. Written once every row is in the table (``complete``).
 const TITLES_AT_ONCE = 100;
 
-async function nameDropped(tableNode, dropped) {
+async function nameDropped(tableNode, dropped, complete) {
   const ids = [...new Set(dropped.map((item) => item.record_id))].slice(0, TITLES_AT_ONCE);
   if (!ids.length) return;
   try {
     const { items } = await post("/breadcrumbs/render", { ids });
+    await complete;
     const titles = new Map(items.map((item) => [item.id, item.title]));
     for (const row of tableNode.querySelectorAll("tbody tr")) {
       const title = titles.get(row.dataset.id);
@@ -345,12 +363,36 @@ async function nameDropped(tableNode, dropped) {
   }
 }
 
-function rowsTable(id, columns, rows) {
-  return h(
-    "table", { id, class: "explain" },
-    h("thead", {}, h("tr", {}, columns.map((c) => h("th", {}, c)))),
-    h("tbody", {}, rows.map((row) => h("tr", { "data-id": row.id }, row.cells.map((cell) => h("td", {}, cell))))),
-  );
+// A table of ``rows`` (each a function building {id, cells}; a cell is content, or {class,
+// content}): the first ``first`` rows now, the rest when ``more(added)`` is called — a chunk
+// a frame, ``added`` called with each chunk's rows; it resolves once every row is in. The
+// table is ``aria-busy`` until then.
+function rowsTable(id, columns, rows, first = rows.length) {
+  const build = (row) => {
+    const { id: rowId, cells } = row();
+    return h("tr", { "data-id": rowId }, cells.map((cell) =>
+      cell?.content !== undefined ? h("td", { class: cell.class }, cell.content) : h("td", {}, cell)));
+  };
+  const body = h("tbody", {}, rows.slice(0, first).map(build));
+  const node = h("table", { id, class: "explain", "aria-busy": rows.length > first ? "true" : null },
+    h("thead", {}, h("tr", {}, columns.map((c) => h("th", {}, c)))), body);
+  let next = first;
+  const more = (added) => new Promise((resolve) => {
+    const chunk = () => {
+      if (next >= rows.length) {
+        node.removeAttribute("aria-busy");
+        resolve();
+        return;
+      }
+      const built = rows.slice(next, next + ROWS_PER_FRAME).map(build);
+      next += built.length;
+      body.append(...built);
+      added(built);
+      requestAnimationFrame(chunk);
+    };
+    chunk();
+  });
+  return { node, more };
 }
 
 // How a record was reached: its seed's source, then each hop (via) to it.
