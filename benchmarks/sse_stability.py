@@ -18,7 +18,6 @@ every connection, and the clients' own reading). Writes benchmarks/results/NAME.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -40,7 +39,7 @@ import psutil  # noqa: E402
 from tests.processes import start_cairn_up, stop  # noqa: E402
 
 from cairn.runtime import free_port  # noqa: E402
-from events import latency_round  # noqa: E402
+from events import run_round  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 
@@ -60,10 +59,10 @@ def collections(url: str) -> dict[str, float]:
     return out
 
 
-async def one_round(
+def one_round(
     url: str, subscribers: int, events: int, gap_s: float, deferred: bool
 ) -> dict[str, Any]:
-    got = await latency_round(url, subscribers, events, gap_s=gap_s, deferred=deferred)
+    got = run_round(url, subscribers, events, gap_s=gap_s, deferred=deferred)
     first, fanout = got["first_frame"], got["fanout"]
     assert isinstance(first, dict) and isinstance(fanout, dict)
     return {
@@ -173,7 +172,7 @@ def main() -> None:
             process = start_cairn_up(data_dir, port, REPO / ".cairn" / "models", env)
             servers[name] = (process, data_dir, f"http://127.0.0.1:{port}")
         for name, _ in servers_env:  # one round each, not kept: connections and caches warm
-            asyncio.run(one_round(servers[name][2], args.subscribers, 20, args.gap_ms / 1000, True))
+            one_round(servers[name][2], args.subscribers, 20, args.gap_ms / 1000, True)
         for n in range(args.rounds):
             order = variants if n % 2 == 0 else variants[::-1]
             for name, _ in order:
@@ -182,14 +181,8 @@ def main() -> None:
                 before = collections(url)
                 server_cpu = _cpu(servers[server][0].pid)
                 client_cpu = time.process_time()
-                result = asyncio.run(
-                    one_round(
-                        url,
-                        args.subscribers,
-                        args.events,
-                        args.gap_ms / 1000,
-                        client == "deferred",
-                    )
+                result = one_round(
+                    url, args.subscribers, args.events, args.gap_ms / 1000, client == "deferred"
                 )
                 after = collections(url)
                 # CPU per delivery does not depend on the machine's other load as latency does.

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import uvicorn
 from sse_starlette.sse import AppStatus
+from uvicorn.loops.auto import auto_loop_factory
 
 from cairn import bootstrap
 from cairn.api.app import create_app
@@ -76,7 +77,12 @@ def up(settings: Settings, bootstrap_dirs: list[Path]) -> None:
             watched.append(Watched("nats", lambda: nats.running, nats.start))
         # Left first: nothing restarts a service while it is being stopped.
         services.enter_context(Supervisor(watched))
-        asyncio.run(_serve(settings.model_copy(update=updates), bootstrap_dirs))
+        # The event loop `cairn serve` has (uvicorn's choice: uvloop where installed). On the
+        # standard loop, a record posted to 200 SSE clients took its loop ~2 ms more CPU
+        # (21.6 against 19.1 ms, with the POST) and the fan-out to the last client ~1.7 ms
+        # longer (median of 4 interleaved rounds, loaded machine).
+        with asyncio.Runner(loop_factory=auto_loop_factory()) as runner:
+            runner.run(_serve(settings.model_copy(update=updates), bootstrap_dirs))
     log.info("Cairn stopped")
 
 
