@@ -1,0 +1,250 @@
+"""The semantic source's vector nominations: exact ranking of the filtered subset against the
+partial HNSW index per schema set (``cairn.context.sources.nearest``), issue 20.
+
+    .venv/bin/python benchmarks/seeds_scale.py --scale 100000 --unique-texts 100000
+    .venv/bin/python benchmarks/seeds_scale.py --scale 10000 --unique-texts 10000 --near-rows 1
+
+Loads the benchmark corpus (``benchmarks/perf.py``'s, from ``.cairn-bench/``) into a fresh
+embedded PostgreSQL, builds the default agent's partial index (knowledge.v1, note.v1) and
+runs, per trigger and interleaved (exact, near, exact, near, ...):
+
+- the whole semantic source query (what the seed stage sends), exact and near: latency, and
+  whether the seeds (ids, in order) and their scores agree;
+- the vector half alone: the index's top 10 of the tenant's subset against the exact top 10
+  (numpy over the same vectors; a hit reaches the 10th exact similarity), and its latency.
+
+``--near-rows`` lowers the threshold under which the source stays exact (to measure the
+index at 10k, where the default keeps the exact ranking). Results are appended to
+``benchmarks/results/seeds_scale.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import numpy as np  # noqa: E402
+from perfbench import corpus as corpus_module, load  # noqa: E402
+from perfbench.corpus import OWNER  # noqa: E402
+from perfbench.measure import summary  # noqa: E402
+from sqlalchemy import text  # noqa: E402
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker  # noqa: E402
+
+from cairn.config import Settings  # noqa: E402
+from cairn.context.agents import SemanticSource  # noqa: E402
+from cairn.context.blacklist import excluded_schemas  # noqa: E402
+from cairn.context.sources import nearest, semantic  # noqa: E402
+from cairn.context.terms import CommonWords  # noqa: E402
+from cairn.context.trigger import Probe  # noqa: E402
+from cairn.db.engine import create_engine  # noqa: E402
+from cairn.embedding import tag_pointers  # noqa: E402
+
+CACHE = REPO / ".cairn-bench"
+RESULTS = REPO / "benchmarks" / "results" / "seeds_scale.md"
+SOURCE = SemanticSource(True, ("knowledge.v1", "note.v1"), 5, 0.3, "global")
+K = 10
+
+
+async def run(args: argparse.Namespace, corpus: corpus_module.Corpus, url: str) -> dict[str, Any]:
+    nearest.NEAR_SEARCH_ROWS = args.near_rows
+    engine = create_engine(url, Settings())
+    sessions = async_sessionmaker(engine, expire_on_commit=False)
+    literal = nearest.schema_list(SOURCE.schemas)
+    assert literal is not None
+    started = time.perf_counter()
+    async with engine.connect() as connection:
+        auto = await connection.execution_options(isolation_level="AUTOCOMMIT")
+        await auto.exec_driver_sql("SET maintenance_work_mem = '256MB'")
+        await auto.exec_driver_sql(nearest.index_ddl(literal))
+        await auto.exec_driver_sql("ANALYZE breadcrumbs")
+    index_s = time.perf_counter() - started
+    picks = corpus.triggers[:: max(1, len(corpus.triggers) // args.triggers)][: args.triggers]
+    matrix = np.stack([_vector(corpus, row) for row in corpus.rows])
+    searched = np.array([row["schema_name"] in SOURCE.schemas for row in corpus.rows])
+    times: dict[str, list[float]] = {"exact": [], "near": [], "vector_exact": [], "vector_near": []}
+    same_seeds = same_ids = 0
+    overlap, score_diff, recalls = [], [], []
+    async with sessions() as session:
+        common = await CommonWords().of(session, OWNER)
+        subset = await session.scalar(
+            text(f"SELECT count(*) FROM breadcrumbs WHERE schema_name = ANY({literal})")
+        )
+        await session.commit()
+        for n, index in enumerate(picks):
+            row = corpus.rows[index]
+            pointers = tuple(dict.fromkeys([*tag_pointers(row["tags"]), *row["entity_keywords"]]))
+            found: dict[str, list[tuple[str, float]]] = {}
+            order = ("exact", "near") if n % 2 == 0 else ("near", "exact")
+            for _ in range(args.reps):
+                for mode in order:
+                    ms, seeds = await _source(session, row["id"], pointers, common, literal, mode)
+                    times[mode].append(ms)
+                    found[mode] = seeds
+                for mode in order:
+                    ms, _ids = await _vector_top(session, matrix[index], literal, mode)
+                    times[f"vector_{mode}"].append(ms)
+            exact, near = found["exact"], found["near"]
+            same_ids += [i for i, _ in exact] == [i for i, _ in near]
+            same_seeds += exact == near
+            overlap.append(len({i for i, _ in exact} & {i for i, _ in near}) / max(1, len(exact)))
+            score_diff += [abs(a[1] - b[1]) for a, b in zip(exact, near, strict=False)]
+            recalls.append(await _recall(session, matrix, searched, index, literal))
+    await engine.dispose()
+    return {
+        "scale": corpus.scale, "subset": int(subset or 0), "near_rows": args.near_rows,
+        "triggers": len(picks), "reps": args.reps, "index_build_s": round(index_s, 2),
+        "latency_ms": {mode: summary(samples) for mode, samples in times.items()},
+        "recall_at_10": round(float(np.mean(recalls)), 4),
+        "recall_at_10_min": round(float(np.min(recalls)), 2),
+        "seeds_identical": same_seeds, "seed_ids_identical": same_ids,
+        "seed_overlap": round(float(np.mean(overlap)), 4),
+        "max_score_diff": round(max(score_diff, default=0.0), 6),
+    }  # fmt: skip
+
+
+async def _source(
+    session: AsyncSession,
+    trigger: uuid.UUID,
+    pointers: tuple[str, ...],
+    common: Any,
+    literal: str,
+    mode: str,
+) -> tuple[float, list[tuple[str, float]]]:
+    """One semantic source query as the seed stage sends it, in its own transaction."""
+    near = literal if mode == "near" else None
+    hybrid = semantic._hybrid_sql(
+        OWNER, Probe(trigger), SOURCE, pointers, common, (), excluded_schemas(None), near=near
+    )
+    assert hybrid is not None
+    sql, params = hybrid
+    started = time.perf_counter()
+    if near is not None:
+        ef = nearest.ef_search(int(params["pool"]))
+        await session.execute(text(f"SET LOCAL hnsw.ef_search = {ef:d}"))
+    rows = (await session.execute(text(sql), params)).mappings().all()
+    ms = (time.perf_counter() - started) * 1000
+    await session.commit()
+    seeds = [(str(r["id"]), round(float(r["score"]), 9)) for r in rows if r["score"] >= 0.3]
+    return ms, seeds
+
+
+async def _vector_top(
+    session: AsyncSession, probe: np.ndarray, literal: str, mode: str
+) -> tuple[float, list[str]]:
+    """The tenant's 10 nearest searched records: the subset ranked exactly, or the index."""
+    subset = f"owner_id = :owner AND schema_name = ANY({literal})"
+    if mode == "exact":
+        sql = (
+            f"WITH s AS MATERIALIZED (SELECT id, embedding FROM breadcrumbs WHERE {subset})"
+            " SELECT id FROM s ORDER BY embedding <=> CAST(:q AS vector), id LIMIT :k"
+        )
+    else:
+        sql = (
+            f"SELECT id FROM breadcrumbs WHERE {subset}"
+            " ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k"
+        )
+    started = time.perf_counter()
+    if mode == "near":
+        await session.execute(text(f"SET LOCAL hnsw.ef_search = {nearest.ef_search(50):d}"))
+    params = {"owner": OWNER, "q": _text(probe), "k": K}
+    ids = [str(r[0]) for r in (await session.execute(text(sql), params)).all()]
+    ms = (time.perf_counter() - started) * 1000
+    await session.commit()
+    return ms, ids
+
+
+async def _recall(
+    session: AsyncSession, matrix: np.ndarray, searched: np.ndarray, index: int, literal: str
+) -> float:
+    sims = np.where(searched, matrix @ matrix[index], -2.0)
+    threshold = float(np.sort(sims)[-K]) - 1e-5
+    await session.execute(text(f"SET LOCAL hnsw.ef_search = {nearest.ef_search(50):d}"))
+    rows = await session.execute(
+        text(
+            "SELECT 1 - (embedding <=> CAST(:q AS vector)) FROM breadcrumbs"
+            f" WHERE owner_id = :owner AND schema_name = ANY({literal})"
+            " ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k"
+        ),
+        {"owner": OWNER, "q": _text(matrix[index]), "k": K},
+    )
+    hits = sum(1 for (similarity,) in rows.all() if similarity >= threshold)
+    await session.commit()
+    return hits / K
+
+
+def _vector(corpus: corpus_module.Corpus, row: dict[str, Any]) -> np.ndarray:
+    vector = corpus.vector_of(row)
+    return np.zeros(384, dtype=np.float32) if vector is None else vector
+
+
+def _text(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
+
+
+def _report(out: dict[str, Any]) -> str:
+    lat = out["latency_ms"]
+    lines = [
+        f"### {out['scale']:,} records: {out['subset']:,} searched (knowledge.v1, note.v1),"
+        f" near from {out['near_rows']:,}",
+        "",
+        f"{out['triggers']} triggers x {out['reps']} repetitions, exact and near interleaved;"
+        f" partial index built in {out['index_build_s']} s.",
+        "",
+        "| query | p50 ms | p95 ms | p99 ms |",
+        "|---|---:|---:|---:|",
+    ]
+    names = {
+        "exact": "semantic source, exact (subset scanned)",
+        "near": "semantic source, partial HNSW",
+        "vector_exact": "vector top 10, exact",
+        "vector_near": "vector top 10, partial HNSW",
+    }
+    for key, name in names.items():
+        s = lat[key]
+        lines.append(f"| {name} | {s['p50']:.2f} | {s['p95']:.2f} | {s['p99']:.2f} |")
+    lines += [
+        "",
+        f"Vector recall@10 against exact: **{out['recall_at_10']}** (lowest"
+        f" {out['recall_at_10_min']}). Seeds (ids in order) identical for"
+        f" {out['seed_ids_identical']} of {out['triggers']} triggers, ids and scores for"
+        f" {out['seeds_identical']}; mean seed overlap {out['seed_overlap']}; largest score"
+        f" difference {out['max_score_diff']}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scale", type=int, default=100_000)
+    parser.add_argument("--unique-texts", type=int, default=100_000)
+    parser.add_argument("--triggers", type=int, default=100)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--near-rows", type=int, default=nearest.NEAR_SEARCH_ROWS)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    corpus = corpus_module.load_or_build(
+        args.scale, CACHE, REPO / ".cairn" / "models", unique_texts=args.unique_texts
+    )
+    with load.services(CACHE / f"run-seeds-{args.scale}") as services:
+        print(asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn)))
+        out = asyncio.run(run(args, corpus, services.database_url))
+    print(json.dumps(out, indent=1))
+    print(_report(out))
+    if not args.no_write:
+        with RESULTS.open("a") as handle:
+            handle.write(_report(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
