@@ -38,6 +38,8 @@ NEAR_SEARCH_ROWS = 2000
 # How long a missing or unusable index is trusted to stay so before the catalog is read again.
 RECHECK_SECONDS = 60.0
 INDEX_PREFIX = "ix_breadcrumbs_semantic_"
+BUILD_MEMORY = "256MB"
+EF_FACTOR = 2
 # Schema names that go into the index predicate (and the query, which must state the same
 # list for the planner to prove the partial index applies) as literals.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:/@+-]{1,200}")
@@ -53,8 +55,10 @@ _UNLOCK = text("SELECT pg_advisory_unlock(:key)")
 
 
 def ef_search(pool: int) -> int:
-    """The HNSW scan returns at most ``ef_search`` rows: twice the pool, as the API search."""
-    return min(1000, max(40, 2 * pool))
+    """The HNSW scan returns at most ``ef_search`` rows; ``EF_FACTOR`` times the pool keeps
+    the last of the pool's nearest from being missed (a missed candidate changes BM25's
+    statistics over the candidates, and so every fused score)."""
+    return min(1000, max(40, EF_FACTOR * pool))
 
 
 def schema_list(schemas: Sequence[str]) -> str | None:
@@ -142,6 +146,8 @@ class NearIndexes:
                 if not (await auto.execute(_TRY_LOCK, lock)).scalar():
                     return  # another process builds it
                 try:
+                    # The graph of a large subset fits in memory: a build several times faster.
+                    await auto.exec_driver_sql(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
                     if (await auto.execute(_VALID, {"name": name})).scalar() is False:
                         await auto.exec_driver_sql(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
                     await auto.exec_driver_sql(index_ddl(literal))
