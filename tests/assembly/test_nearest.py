@@ -58,7 +58,7 @@ async def _insert(
                     "id": i,
                     "owner": owner,
                     "schema": schema,
-                    "text": f"{words} {n}",
+                    "text": f"{words}{n}",
                     "embedding": str(v),
                 }
                 for n, (i, v) in enumerate(zip(ids, vectors, strict=True))
@@ -190,3 +190,31 @@ def test_schema_names_that_are_not_plain_stay_exact() -> None:
     assert nearest.schema_list(["it's.v1"]) is None
     assert nearest.schema_list([]) is None
     assert nearest.ef_search(50) == 100 and nearest.ef_search(800) == 1000
+
+
+async def test_a_record_near_by_its_chunk_only_is_nominated_through_the_index(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
+) -> None:
+    rng = np.random.default_rng(5)
+    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    owner = app.state.resources.default_tenant
+    base, away = rng.standard_normal(DIM), rng.standard_normal(DIM)
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(60)], "near")
+    (long,) = await _insert(db, owner, schema, [_unit(rng, away, 0.0)], "long")
+    async with db.begin() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO breadcrumb_chunks (owner_id, breadcrumb_id, ordinal, char_start,"
+                " char_end, text, embedding) VALUES (:owner, :id, 0, 0, 10, 'a chunk',"
+                " CAST(:embedding AS vector))"
+            ),
+            {"owner": owner, "id": long, "embedding": str(_unit(rng, base, 0.0))},
+        )
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
+    await _seeds(app, owner, trigger, schema)  # starts the build
+    await indexes.wait()
+    seeds = await _seeds(app, owner, trigger, schema)
+    assert seeds[0].record_id == long  # its chunk is the trigger's vector itself
+    assert [s.record_id for s in seeds] == [
+        s.record_id for s in await _exact(app, owner, trigger, schema)
+    ]
