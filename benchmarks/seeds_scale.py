@@ -2,7 +2,7 @@
 partial HNSW index per schema set (``cairn.context.sources.nearest``), issue 20.
 
     .venv/bin/python benchmarks/seeds_scale.py --scale 100000 --unique-texts 100000
-    .venv/bin/python benchmarks/seeds_scale.py --scale 10000 --unique-texts 10000 --near-rows 1
+    .venv/bin/python benchmarks/seeds_scale.py --scale 10000 --unique-texts 10000
 
 Loads the benchmark corpus (``benchmarks/perf.py``'s, from ``.cairn-bench/``) into a fresh
 embedded PostgreSQL, builds the default agent's partial index (knowledge.v1, note.v1) and
@@ -13,9 +13,8 @@ runs, per trigger and interleaved (exact, near, exact, near, ...):
 - the vector half alone: the index's top 10 of the tenant's subset against the exact top 10
   (numpy over the same vectors; a hit reaches the 10th exact similarity), and its latency.
 
-``--near-rows`` lowers the threshold under which the source stays exact (to measure the
-index at 10k, where the default keeps the exact ranking). Results are appended to
-``benchmarks/results/seeds_scale.md``.
+Both paths are forced (the source itself stays exact below ``NEAR_SEARCH_ROWS`` searched
+records, as at 10k). Results are appended to ``benchmarks/results/seeds_scale.md``.
 """
 
 from __future__ import annotations
@@ -58,7 +57,6 @@ K = 10
 async def run(
     args: argparse.Namespace, corpus: corpus_module.Corpus, url: str, index_s: float
 ) -> dict[str, Any]:
-    nearest.NEAR_SEARCH_ROWS = args.near_rows
     nearest.EF_FACTOR = args.ef_factor
     engine = create_engine(url, Settings())
     sessions = async_sessionmaker(engine, expire_on_commit=False)
@@ -100,7 +98,7 @@ async def run(
             recalls.append(await _recall(session, matrix, searched, index, literal))
     await engine.dispose()
     return {
-        "scale": corpus.scale, "subset": int(subset or 0), "near_rows": args.near_rows,
+        "scale": corpus.scale, "subset": int(subset or 0), "near_rows": nearest.NEAR_SEARCH_ROWS,
         "ef_search": nearest.ef_search(max(50, 4 * SOURCE.limit)),
         "triggers": len(picks), "reps": args.reps, "index_build_s": round(index_s, 2),
         "latency_ms": {mode: summary(samples) for mode, samples in times.items()},
@@ -195,10 +193,11 @@ def _report(out: dict[str, Any]) -> str:
     lat = out["latency_ms"]
     lines = [
         f"### {out['scale']:,} records: {out['subset']:,} searched (knowledge.v1, note.v1),"
-        f" near from {out['near_rows']:,}, ef_search {out['ef_search']}",
+        f" ef_search {out['ef_search']}",
         "",
         f"{out['triggers']} triggers x {out['reps']} repetitions, exact and near interleaved;"
-        f" partial index built in {out['index_build_s']} s.",
+        f" partial index built in {out['index_build_s']} s. (The source takes the index from"
+        f" {out['near_rows']:,} searched records of a tenant; both paths are forced here.)",
         "",
         "| query | p50 ms | p95 ms | p99 ms |",
         "|---|---:|---:|---:|",
@@ -230,7 +229,6 @@ def main() -> None:
     parser.add_argument("--unique-texts", type=int, default=100_000)
     parser.add_argument("--triggers", type=int, default=100)
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--near-rows", type=int, default=nearest.NEAR_SEARCH_ROWS)
     parser.add_argument("--ef-factor", type=int, default=nearest.EF_FACTOR)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()

@@ -11,10 +11,10 @@ and liveness filters are applied after it.
   exact ranking is both cheaper and exact), in the background and ``CONCURRENTLY``; one
   index per sorted schema list, named by its hash, shared by every tenant (the query keeps
   filtering by owner, and row-level security applies as to every query).
-- Until the index is valid, and for a subset under the threshold, the subset is ranked
-  exactly as before. The query decides this itself (a bounded count), and falls back to the
-  exact ranking when the index scan yields fewer than the pool (other tenants' or expired
-  records took its candidates), so a stale readiness cache costs time, never rows.
+- Until the index is valid, and for a tenant's subset under the threshold (a bounded count,
+  per tenant and minute), the subset is ranked exactly as before. The query falls back to
+  the exact ranking when the index scan yields fewer than the pool (other tenants' or
+  expired records took its candidates), so a stale cache costs time, never rows.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import text
@@ -80,6 +81,9 @@ def index_ddl(literal: str) -> str:
     )
 
 
+_Key = tuple[str, str]  # the database (its URL) and the schema list
+
+
 @dataclass
 class NearIndexes:
     """Which partial indexes are valid, per database, and the builds under way.
@@ -87,49 +91,51 @@ class NearIndexes:
     application role may not); None: the searching session's own engine builds them."""
 
     owner_url: str | None = None
-    _ready: set[tuple[str, str]] = field(default_factory=set)
-    _checked: dict[tuple[str, str], float] = field(default_factory=dict)
-    _builds: dict[tuple[str, str], asyncio.Task[None]] = field(default_factory=dict)
+    _ready: set[_Key] = field(default_factory=set)
+    _checked: dict[_Key, float] = field(default_factory=dict)  # catalog, until ready
+    _builds: dict[_Key, asyncio.Task[None]] = field(default_factory=dict)
+    # Per tenant: whether its subset was large when last counted, and until when to trust it.
+    _large: dict[tuple[_Key, uuid.UUID], tuple[bool, float]] = field(default_factory=dict)
 
     async def usable(
         self,
         session: AsyncSession,
+        owner_id: uuid.UUID,
         schemas: Sequence[str],
-        subset_rows: str,
-        params: dict[str, object],
+        subset: Callable[[], Awaitable[int]],
     ) -> str | None:
-        """The schema list literal to search with, when its index is valid; else None (and
-        a build is started if the tenant's subset, counted by ``subset_rows``, is large)."""
+        """The schema list literal to search with: the tenant's subset (``subset``: its
+        size, up to ``NEAR_SEARCH_ROWS``) is large and the index valid. Else None, and a
+        build starts if the subset is large and the index missing. Each is read again after
+        ``RECHECK_SECONDS`` at most; a stale answer costs time, never rows (the query falls
+        back to the exact ranking when the scan comes back short)."""
         literal = schema_list(schemas)
         engine = session.bind
         if literal is None or not isinstance(engine, AsyncEngine):
             return None
-        key = (str(engine.url), literal)
+        key, now = (str(engine.url), literal), time.monotonic()
+        large, until = self._large.get((key, owner_id), (False, 0.0))
+        if now >= until:
+            large = await subset() >= NEAR_SEARCH_ROWS
+            self._large[(key, owner_id)] = (large, now + RECHECK_SECONDS)
+        if not large:
+            return None
         if key in self._ready:
             return literal
-        now = time.monotonic()
-        if now - self._checked.get(key, -RECHECK_SECONDS) < RECHECK_SECONDS:
+        if now < self._checked.get(key, 0.0):
             return None
-        self._checked[key] = now
-        valid = await session.scalar(_VALID, {"name": index_name(literal)})
-        if valid:
+        self._checked[key] = now + RECHECK_SECONDS
+        if await session.scalar(_VALID, {"name": index_name(literal)}):
             self._ready.add(key)
             return literal
         build = self._builds.get(key)
         if build is None or build.done():
-            rows = await session.scalar(text(subset_rows), params | {"near_rows": NEAR_SEARCH_ROWS})
-            if int(rows or 0) >= NEAR_SEARCH_ROWS:
-                task = asyncio.create_task(self._build(self.owner_url or engine, key))
-                self._builds[key] = task
+            self._builds[key] = asyncio.create_task(self._build(self.owner_url or engine, key))
         return None
 
     async def wait(self) -> None:
         """Until the builds under way have ended (tests, benchmarks)."""
         await asyncio.gather(*self._builds.values(), return_exceptions=True)
-
-    def forget(self) -> None:
-        self._ready.clear()
-        self._checked.clear()
 
     async def _build(self, where: AsyncEngine | str, key: tuple[str, str]) -> None:
         """The index, built without blocking writes, by one process at a time (an advisory
@@ -183,25 +189,19 @@ def scored_sql(where: str, near: str | None) -> str:
     vector's or its best chunk's). Exact (``near`` None): every record of the subset, one
     pass. Near: the index's ``:pool`` nearest, the best chunk-bearing records and the
     keyword and full-text nominations (``by_keyword``, ``by_text``), scored by primary-key
-    lookups — unless the tenant's subset is under ``:near_rows`` records or the index scan
-    came back short, when the subset is scored exactly as without an index."""
+    lookups — unless the index scan came back short (other tenants' or expired records took
+    its candidates), when the subset is scored exactly as without an index."""
     exact = f"""scored AS MATERIALIZED (
             SELECT id, {_SIMILARITY}
             FROM breadcrumbs LEFT JOIN chunk_best ON chunk_of = id WHERE {where}
         )"""
     if near is None:
         return exact
-    return f"""gate AS MATERIALIZED (
-            SELECT count(*) >= :near_rows AS near
-            FROM (SELECT 1 FROM breadcrumbs WHERE {where} LIMIT :near_rows) AS subset
-        ),
-        nearest AS MATERIALIZED (
-            SELECT id FROM breadcrumbs WHERE {where} AND (SELECT near FROM gate)
+    return f"""nearest AS MATERIALIZED (
+            SELECT id FROM breadcrumbs WHERE {where}
             ORDER BY embedding <=> (SELECT embedding FROM probe) LIMIT :pool
         ),
-        mode AS MATERIALIZED (
-            SELECT (SELECT near FROM gate) AND (SELECT count(*) FROM nearest) >= :pool AS near
-        ),
+        mode AS MATERIALIZED (SELECT (SELECT count(*) FROM nearest) >= :pool AS near),
         nominated AS (
             SELECT id FROM nearest UNION SELECT id FROM by_keyword UNION SELECT id FROM by_text
             UNION (SELECT chunk_of FROM chunk_best JOIN breadcrumbs ON id = chunk_of

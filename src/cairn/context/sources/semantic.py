@@ -136,10 +136,13 @@ async def _near(
     if source.scope != "global" or not source.schemas:
         return None
     where, params = _subset(owner_id, source, (), excluded, None)
-    count = f"SELECT count(*) FROM (SELECT 1 FROM breadcrumbs WHERE {where} LIMIT :near_rows) s"
-    return await nearest.INDEXES.usable(
-        session, source.schemas, count, params | {"trigger": uuid.UUID(int=0)}
-    )
+    count = text(f"SELECT count(*) FROM (SELECT 1 FROM breadcrumbs WHERE {where} LIMIT :n) s")
+    params |= {"trigger": uuid.UUID(int=0), "n": nearest.NEAR_SEARCH_ROWS}
+
+    async def subset() -> int:
+        return int(await session.scalar(count, params) or 0)
+
+    return await nearest.INDEXES.usable(session, owner_id, source.schemas, subset)
 
 
 def _subset(
@@ -239,8 +242,6 @@ def _hybrid_sql(
     }  # fmt: skip
     params["exhaustive"] = source.scope == "session"
     params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
-    if near is not None:
-        params["near_rows"] = nearest.NEAR_SEARCH_ROWS
     query = f"""
         WITH probe AS ({probe.row_sql()}),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
