@@ -25,6 +25,7 @@ import json
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +51,17 @@ from cairn.embedding import tag_pointers  # noqa: E402
 
 CACHE = REPO / ".cairn-bench"
 RESULTS = REPO / "benchmarks" / "results" / "seeds_scale.md"
+EXPLAINED = RESULTS.with_name("seeds_scale-explain.txt")
+MODES = ("exact", "near")
 SOURCE = SemanticSource(True, ("knowledge.v1", "note.v1"), 5, 0.3, "global")
 K = 10
+POOL = max(50, 4 * SOURCE.limit)  # the source's vector pool (context.sources.semantic)
+NONE = excluded_schemas(None)
 
 
 async def run(
     args: argparse.Namespace, corpus: corpus_module.Corpus, url: str, index_s: float
 ) -> dict[str, Any]:
-    nearest.EF_FACTOR = args.ef_factor
     engine = create_engine(url, Settings())
     sessions = async_sessionmaker(engine, expire_on_commit=False)
     literal = nearest.schema_list(SOURCE.schemas)
@@ -68,9 +72,10 @@ async def run(
     picks = corpus.triggers[:: max(1, len(corpus.triggers) // args.triggers)][: args.triggers]
     matrix = np.stack([_vector(corpus, row) for row in corpus.rows])
     searched = np.array([row["schema_name"] in SOURCE.schemas for row in corpus.rows])
-    times: dict[str, list[float]] = {"exact": [], "near": [], "vector_exact": [], "vector_near": []}
-    same_seeds = same_ids = 0
-    overlap, score_diff, recalls = [], [], []
+    modes = [Mode("exact", None, 0), *(Mode(f"near{f}", literal, f) for f in args.ef_factors)]
+    times: dict[str, list[float]] = {f"{kind}{m.name}": [] for m in modes for kind in ("", "v_")}
+    agree: dict[str, list[tuple[bool, bool, float, float]]] = {m.name: [] for m in modes[1:]}
+    recalls: dict[str, list[float]] = {m.name: [] for m in modes[1:]}
     async with sessions() as session:
         common = await CommonWords().of(session, OWNER)
         subset = await session.scalar(
@@ -81,33 +86,57 @@ async def run(
             row = corpus.rows[index]
             pointers = tuple(dict.fromkeys([*tag_pointers(row["tags"]), *row["entity_keywords"]]))
             found: dict[str, list[tuple[str, float]]] = {}
-            order = ("exact", "near") if n % 2 == 0 else ("near", "exact")
+            order = modes[n % len(modes) :] + modes[: n % len(modes)]
             for _ in range(args.reps):
                 for mode in order:
-                    ms, seeds = await _source(session, row["id"], pointers, common, literal, mode)
-                    times[mode].append(ms)
-                    found[mode] = seeds
+                    ms, found[mode.name] = await _source(session, row["id"], pointers, common, mode)
+                    times[mode.name].append(ms)
                 for mode in order:
                     ms, _ids = await _vector_top(session, matrix[index], literal, mode)
-                    times[f"vector_{mode}"].append(ms)
-            exact, near = found["exact"], found["near"]
-            same_ids += [i for i, _ in exact] == [i for i, _ in near]
-            same_seeds += exact == near
-            overlap.append(len({i for i, _ in exact} & {i for i, _ in near}) / max(1, len(exact)))
-            score_diff += [abs(a[1] - b[1]) for a, b in zip(exact, near, strict=False)]
-            recalls.append(await _recall(session, matrix, searched, index, literal))
+                    times[f"v_{mode.name}"].append(ms)
+            exact = found["exact"]
+            for mode in modes[1:]:
+                near = found[mode.name]
+                overlap = len({i for i, _ in exact} & {i for i, _ in near}) / max(1, len(exact))
+                diff = max((abs(a[1] - b[1]) for a, b in zip(exact, near, strict=False)), default=0)
+                same = [i for i, _ in exact] == [i for i, _ in near]
+                agree[mode.name].append((same, exact == near, overlap, diff))
+                recalls[mode.name].append(
+                    await _recall(session, matrix, searched, index, literal, mode)
+                )
+        plans = [await _explain(session, corpus.rows[picks[0]], common, m) for m in modes]
     await engine.dispose()
+    EXPLAINED.with_name(f"seeds_scale-explain-{corpus.scale}.txt").write_text("\n\n".join(plans))
     return {
         "scale": corpus.scale, "subset": int(subset or 0), "near_rows": nearest.NEAR_SEARCH_ROWS,
-        "ef_search": nearest.ef_search(max(50, 4 * SOURCE.limit)),
         "triggers": len(picks), "reps": args.reps, "index_build_s": round(index_s, 2),
-        "latency_ms": {mode: summary(samples) for mode, samples in times.items()},
-        "recall_at_10": round(float(np.mean(recalls)), 4),
-        "recall_at_10_min": round(float(np.min(recalls)), 2),
-        "seeds_identical": same_seeds, "seed_ids_identical": same_ids,
-        "seed_overlap": round(float(np.mean(overlap)), 4),
-        "max_score_diff": round(max(score_diff, default=0.0), 6),
+        "latency_ms": {name: summary(samples) for name, samples in times.items()},
+        "near": {
+            m.name: {
+                "ef_search": m.factor * POOL,
+                "recall_at_10": round(float(np.mean(recalls[m.name])), 4),
+                "recall_at_10_min": round(float(np.min(recalls[m.name])), 2),
+                "seed_ids_identical": sum(a[0] for a in agree[m.name]),
+                "seeds_identical": sum(a[1] for a in agree[m.name]),
+                "seed_overlap": round(float(np.mean([a[2] for a in agree[m.name]])), 4),
+                "max_score_diff": round(max(a[3] for a in agree[m.name]), 6),
+            }
+            for m in modes[1:]
+        },
     }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Mode:
+    """Exact (``literal`` None), or through the index with ef_search = ``factor`` x pool."""
+
+    name: str
+    literal: str | None
+    factor: int
+
+    async def set_ef(self, session: AsyncSession) -> None:
+        if self.literal is not None:
+            await session.execute(text(f"SET LOCAL hnsw.ef_search = {self.factor * POOL:d}"))
 
 
 async def _source(
@@ -115,20 +144,16 @@ async def _source(
     trigger: uuid.UUID,
     pointers: tuple[str, ...],
     common: Any,
-    literal: str,
-    mode: str,
+    mode: Mode,
 ) -> tuple[float, list[tuple[str, float]]]:
     """One semantic source query as the seed stage sends it, in its own transaction."""
-    near = literal if mode == "near" else None
     hybrid = semantic._hybrid_sql(
-        OWNER, Probe(trigger), SOURCE, pointers, common, (), excluded_schemas(None), near=near
+        OWNER, Probe(trigger), SOURCE, pointers, common, (), NONE, near=mode.literal
     )
     assert hybrid is not None
     sql, params = hybrid
     started = time.perf_counter()
-    if near is not None:
-        ef = nearest.ef_search(int(params["pool"]))
-        await session.execute(text(f"SET LOCAL hnsw.ef_search = {ef:d}"))
+    await mode.set_ef(session)
     rows = (await session.execute(text(sql), params)).mappings().all()
     ms = (time.perf_counter() - started) * 1000
     await session.commit()
@@ -136,12 +161,26 @@ async def _source(
     return ms, seeds
 
 
+async def _explain(session: AsyncSession, row: dict[str, Any], common: Any, mode: Mode) -> str:
+    """``EXPLAIN (ANALYZE, BUFFERS)`` of the source's statement for one trigger."""
+    pointers = tuple(dict.fromkeys([*tag_pointers(row["tags"]), *row["entity_keywords"]]))
+    hybrid = semantic._hybrid_sql(
+        OWNER, Probe(row["id"]), SOURCE, pointers, common, (), NONE, near=mode.literal
+    )
+    assert hybrid is not None
+    await mode.set_ef(session)
+    explained = await session.execute(text("EXPLAIN (ANALYZE, BUFFERS) " + hybrid[0]), hybrid[1])
+    plan = "\n".join(line for (line,) in explained.all())
+    await session.commit()
+    return f"-- {mode.name}\n{plan}"
+
+
 async def _vector_top(
-    session: AsyncSession, probe: np.ndarray, literal: str, mode: str
+    session: AsyncSession, probe: np.ndarray, literal: str, mode: Mode
 ) -> tuple[float, list[str]]:
     """The tenant's 10 nearest searched records: the subset ranked exactly, or the index."""
     subset = f"owner_id = :owner AND schema_name = ANY({literal})"
-    if mode == "exact":
+    if mode.literal is None:
         sql = (
             f"WITH s AS MATERIALIZED (SELECT id, embedding FROM breadcrumbs WHERE {subset})"
             " SELECT id FROM s ORDER BY embedding <=> CAST(:q AS vector), id LIMIT :k"
@@ -152,8 +191,7 @@ async def _vector_top(
             " ORDER BY embedding <=> CAST(:q AS vector) LIMIT :k"
         )
     started = time.perf_counter()
-    if mode == "near":
-        await session.execute(text(f"SET LOCAL hnsw.ef_search = {nearest.ef_search(50):d}"))
+    await mode.set_ef(session)
     params = {"owner": OWNER, "q": _text(probe), "k": K}
     ids = [str(r[0]) for r in (await session.execute(text(sql), params)).all()]
     ms = (time.perf_counter() - started) * 1000
@@ -162,11 +200,17 @@ async def _vector_top(
 
 
 async def _recall(
-    session: AsyncSession, matrix: np.ndarray, searched: np.ndarray, index: int, literal: str
+    session: AsyncSession,
+    matrix: np.ndarray,
+    searched: np.ndarray,
+    index: int,
+    literal: str,
+    mode: Mode,
 ) -> float:
+    """Recall@10 of the index's top 10 (a hit reaches the 10th exact similarity)."""
     sims = np.where(searched, matrix @ matrix[index], -2.0)
     threshold = float(np.sort(sims)[-K]) - 1e-5
-    await session.execute(text(f"SET LOCAL hnsw.ef_search = {nearest.ef_search(50):d}"))
+    await mode.set_ef(session)
     rows = await session.execute(
         text(
             "SELECT 1 - (embedding <=> CAST(:q AS vector)) FROM breadcrumbs"
@@ -192,34 +236,35 @@ def _text(vector: np.ndarray) -> str:
 def _report(out: dict[str, Any]) -> str:
     lat = out["latency_ms"]
     lines = [
-        f"### {out['scale']:,} records: {out['subset']:,} searched (knowledge.v1, note.v1),"
-        f" ef_search {out['ef_search']}",
+        f"### {out['scale']:,} records: {out['subset']:,} searched (knowledge.v1, note.v1)",
         "",
-        f"{out['triggers']} triggers x {out['reps']} repetitions, exact and near interleaved;"
-        f" partial index built in {out['index_build_s']} s. (The source takes the index from"
-        f" {out['near_rows']:,} searched records of a tenant; both paths are forced here.)",
+        f"{out['triggers']} triggers x {out['reps']} repetitions, the paths interleaved (order"
+        f" rotated per trigger); partial index built in {out['index_build_s']} s. The source"
+        f" takes the index from {out['near_rows']:,} searched records of a tenant; every path"
+        " is forced here. Milliseconds.",
         "",
-        "| query | p50 ms | p95 ms | p99 ms |",
-        "|---|---:|---:|---:|",
+        "| path | source p50 | p95 | p99 | vector top 10 p50 | p99 | recall@10 (min) |"
+        " seeds identical (ids / ids+scores) | overlap | max score diff |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    names = {
-        "exact": "semantic source, exact (subset scanned)",
-        "near": "semantic source, partial HNSW",
-        "vector_exact": "vector top 10, exact",
-        "vector_near": "vector top 10, partial HNSW",
-    }
-    for key, name in names.items():
-        s = lat[key]
-        lines.append(f"| {name} | {s['p50']:.2f} | {s['p95']:.2f} | {s['p99']:.2f} |")
-    lines += [
-        "",
-        f"Vector recall@10 against exact: **{out['recall_at_10']}** (lowest"
-        f" {out['recall_at_10_min']}). Seeds (ids in order) identical for"
-        f" {out['seed_ids_identical']} of {out['triggers']} triggers, ids and scores for"
-        f" {out['seeds_identical']}; mean seed overlap {out['seed_overlap']}; largest score"
-        f" difference {out['max_score_diff']}.",
-        "",
-    ]
+    for name in ["exact", *out["near"]]:
+        s, v = lat[name], lat[f"v_{name}"]
+        cells = [f"{s['p50']:.2f}", f"{s['p95']:.2f}", f"{s['p99']:.2f}"]
+        cells += [f"{v['p50']:.2f}", f"{v['p99']:.2f}"]
+        if name == "exact":
+            label = "exact (subset scanned)"
+            cells += ["1 (exact)", "-", "-", "-"]
+        else:
+            near = out["near"][name]
+            label = f"partial HNSW, ef_search {near['ef_search']}"
+            cells += [
+                f"{near['recall_at_10']} ({near['recall_at_10_min']})",
+                f"{near['seed_ids_identical']} / {near['seeds_identical']} of {out['triggers']}",
+                f"{near['seed_overlap']}",
+                f"{near['max_score_diff']}",
+            ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -229,7 +274,7 @@ def main() -> None:
     parser.add_argument("--unique-texts", type=int, default=100_000)
     parser.add_argument("--triggers", type=int, default=100)
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--ef-factor", type=int, default=nearest.EF_FACTOR)
+    parser.add_argument("--ef-factors", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     corpus = corpus_module.load_or_build(
