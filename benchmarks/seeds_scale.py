@@ -134,6 +134,12 @@ class Mode:
     literal: str | None
     factor: int
 
+    def params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The source statement's parameters with this path's ef_search (it sets it itself)."""
+        if self.literal is None:
+            return params
+        return params | {"ef_search": str(self.factor * POOL)}
+
     async def set_ef(self, session: AsyncSession) -> None:
         if self.literal is not None:
             await session.execute(text(f"SET LOCAL hnsw.ef_search = {self.factor * POOL:d}"))
@@ -153,8 +159,7 @@ async def _source(
     assert hybrid is not None
     sql, params = hybrid
     started = time.perf_counter()
-    await mode.set_ef(session)
-    rows = (await session.execute(text(sql), params)).mappings().all()
+    rows = (await session.execute(text(sql), mode.params(params))).mappings().all()
     ms = (time.perf_counter() - started) * 1000
     await session.commit()
     seeds = [(str(r["id"]), round(float(r["score"]), 9)) for r in rows if r["score"] >= 0.3]
@@ -168,8 +173,9 @@ async def _explain(session: AsyncSession, row: dict[str, Any], common: Any, mode
         OWNER, Probe(row["id"]), SOURCE, pointers, common, (), NONE, near=mode.literal
     )
     assert hybrid is not None
-    await mode.set_ef(session)
-    explained = await session.execute(text("EXPLAIN (ANALYZE, BUFFERS) " + hybrid[0]), hybrid[1])
+    explained = await session.execute(
+        text("EXPLAIN (ANALYZE, BUFFERS) " + hybrid[0]), mode.params(hybrid[1])
+    )
     plan = "\n".join(line for (line,) in explained.all())
     await session.commit()
     return f"-- {mode.name}\n{plan}"

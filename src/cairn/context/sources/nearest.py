@@ -179,6 +179,12 @@ def _lock_key(name: str) -> int:
 INDEXES = NearIndexes()
 
 
+# The scan's ef_search, set for the rest of the transaction (as SET LOCAL) without a round
+# trip of its own: an uncorrelated sub-select in the WHERE clause is a one-time filter, which
+# the executor evaluates before it asks the index scan for its first row (when pgvector reads
+# the setting).
+_SET_EF = "SELECT set_config('hnsw.ef_search', CAST(:ef_search AS text), true)"
+
 _SIMILARITY = (
     "greatest(1 - (embedding <=> (SELECT embedding FROM probe)), chunk_similarity) AS similarity"
 )
@@ -198,7 +204,8 @@ def scored_sql(where: str, near: str | None) -> str:
     if near is None:
         return exact
     return f"""nearest AS MATERIALIZED (
-            SELECT id FROM breadcrumbs WHERE {where}
+            SELECT id FROM breadcrumbs
+            WHERE {where} AND ({_SET_EF}) IS NOT NULL
             ORDER BY embedding <=> (SELECT embedding FROM probe) LIMIT :pool
         ),
         mode AS MATERIALIZED (SELECT (SELECT count(*) FROM nearest) >= :pool AS near),

@@ -120,10 +120,6 @@ async def semantic_query(
     )  # fmt: skip
     if hybrid is None:
         return SeedBatch([])
-    if near is not None:
-        # Per transaction: the seed stage's statement is the next in it.
-        pool = hybrid[1]["pool"]
-        await session.execute(text(f"SET LOCAL hnsw.ef_search = {nearest.ef_search(pool):d}"))
     return SeedQuery(*hybrid, read=lambda rows: _read(source, rows))
 
 
@@ -242,6 +238,8 @@ def _hybrid_sql(
     }  # fmt: skip
     params["exhaustive"] = source.scope == "session"
     params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
+    if near is not None:
+        params["ef_search"] = str(nearest.ef_search(params["pool"]))
     query = f"""
         WITH probe AS ({probe.row_sql()}),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
