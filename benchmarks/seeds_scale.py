@@ -108,7 +108,8 @@ async def run(
     await engine.dispose()
     EXPLAINED.with_name(f"seeds_scale-explain-{corpus.scale}.txt").write_text("\n\n".join(plans))
     return {
-        "scale": corpus.scale, "subset": int(subset or 0), "near_rows": nearest.NEAR_SEARCH_ROWS,
+        "scale": corpus.scale, "texts_unique": corpus.texts_unique, "subset": int(subset or 0),
+        "near_rows": nearest.NEAR_SEARCH_ROWS,
         "triggers": len(picks), "reps": args.reps, "index_build_s": round(index_s, 2),
         "latency_ms": {name: summary(samples) for name, samples in times.items()},
         "near": {
@@ -242,7 +243,8 @@ def _text(vector: np.ndarray) -> str:
 def _report(out: dict[str, Any]) -> str:
     lat = out["latency_ms"]
     lines = [
-        f"### {out['scale']:,} records: {out['subset']:,} searched (knowledge.v1, note.v1)",
+        f"### {out['scale']:,} records ({out['texts_unique']:,} distinct texts):"
+        f" {out['subset']:,} searched (knowledge.v1, note.v1)",
         "",
         f"{out['triggers']} triggers x {out['reps']} repetitions, the paths interleaved (order"
         f" rotated per trigger); partial index built in {out['index_build_s']} s. The source"

@@ -189,7 +189,7 @@ def test_schema_names_that_are_not_plain_stay_exact() -> None:
     )
     assert nearest.schema_list(["it's.v1"]) is None
     assert nearest.schema_list([]) is None
-    assert nearest.ef_search(50) == 100 and nearest.ef_search(800) == 1000
+    assert nearest.ef_search(50) == 200 and nearest.ef_search(800) == 1000
 
 
 async def test_a_record_near_by_its_chunk_only_is_nominated_through_the_index(

@@ -40,7 +40,7 @@ NEAR_SEARCH_ROWS = 2000
 RECHECK_SECONDS = 60.0
 INDEX_PREFIX = "ix_breadcrumbs_semantic_"
 BUILD_MEMORY = "256MB"
-EF_FACTOR = 2
+EF_FACTOR = 4
 # Schema names that go into the index predicate (and the query, which must state the same
 # list for the planner to prove the partial index applies) as literals.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:/@+-]{1,200}")
