@@ -1,10 +1,11 @@
 """``context_sources.semantic``: hybrid search around the trigger — cosine similarity to the
 trigger's embedding fused with BM25 over the records' text — restricted to the agent's
 schemas (a real filter) and, with ``scope: session``, to the trigger's session. Filtered
-searches rank the filtered subset exactly (pgvector would post-filter an HNSW scan and
-silently return fewer rows); the owner's common words (context.terms) nominate no
-candidates. ``GET /breadcrumbs/search?mode=hybrid`` ranks with the same query
-(:func:`rank_hybrid`).
+searches rank the filtered subset exactly (pgvector would post-filter an HNSW scan of the
+whole table and silently return fewer rows) — or, when a tenant's subset is large, take the
+vector nominations from an HNSW index of the searched schemas alone (context.sources.nearest);
+the owner's common words (context.terms) nominate no candidates.
+``GET /breadcrumbs/search?mode=hybrid`` ranks with the same query, exactly (:func:`rank_hybrid`).
 """
 
 from __future__ import annotations
@@ -219,7 +220,8 @@ def _hybrid_sql(
     *,
     near: str | None = None,
 ) -> tuple[str, dict[str, Any]] | None:
-    """The filtered subset ranked exactly by the fused score. A session-scoped search scores
+    """The filtered subset ranked by the fused score: exactly, or with ``near`` (the schema
+    list of a valid partial index) from the index's nominations. A session-scoped search scores
     every record of the session (up to ``LEXICAL_EXHAUSTIVE_ROWS``); a wider one scores the
     candidates — the vector neighbours (one pass over the subset), the records sharing an
     uncommon keyword pointer and those matching an uncommon lexeme (GIN lookups; see
