@@ -3,7 +3,9 @@
 - ``hnsw``: the unfiltered top-10 as ``GET /breadcrumbs/search`` and the edge builder run
   it (HNSW, ``hnsw.ef_search = 40``), and at ``ef_search = 100`` for comparison;
 - ``semantic_source``: the vector half of the context builder's semantic source (schema
-  filter ``knowledge.v1``/``note.v1``), which ranks the filtered subset exactly.
+  filter ``knowledge.v1``/``note.v1``) as it ranks a small subset: exactly;
+- ``semantic_near``: the same through the partial HNSW index of those schemas, as the source
+  searches a large subset (``cairn.context.sources.nearest``).
 
 Exact neighbours come from numpy over the same vectors. A returned record counts as a hit
 when its similarity reaches the 10th exact similarity (ties between records that share a
@@ -19,6 +21,8 @@ from typing import Any
 import asyncpg
 import numpy as np
 from pgvector.asyncpg import register_vector
+
+from cairn.context.sources import nearest
 
 from .corpus import Corpus
 from .measure import summary
@@ -42,6 +46,9 @@ async def measure_recall(corpus: Corpus, dsn: str, queries: int = 200) -> dict[s
                 connection, probes, matrix, None, ef=ef, unfiltered=True
             )
         out["semantic_source"] = await _run(connection, probes, matrix, filtered, ef=40)
+        out["semantic_near"] = await _run(
+            connection, probes, matrix, filtered, ef=nearest.ef_search(50), near=True
+        )
     finally:
         await connection.close()
     return out
@@ -55,6 +62,7 @@ async def _run(
     *,
     ef: int,
     unfiltered: bool = False,
+    near: bool = False,
 ) -> dict[str, Any]:
     recalls, latencies = [], []
     for probe in probes:
@@ -69,6 +77,14 @@ async def _run(
                 rows = await connection.fetch(
                     "SELECT 1 - (embedding <=> $1) AS similarity FROM breadcrumbs"
                     " WHERE embedding IS NOT NULL ORDER BY embedding <=> $1 LIMIT $2",
+                    probe,
+                    K,
+                )
+            elif near:
+                rows = await connection.fetch(
+                    "SELECT 1 - (embedding <=> $1) AS similarity FROM breadcrumbs"
+                    f" WHERE schema_name = ANY({nearest.schema_list(SEMANTIC_SCHEMAS)})"
+                    " ORDER BY embedding <=> $1 LIMIT $2",
                     probe,
                     K,
                 )
@@ -87,6 +103,6 @@ async def _run(
         recalls.append(hits / K)
     return {
         "recall_at_10": round(float(np.mean(recalls)), 4),
-        "ef_search": ef if unfiltered else None,
+        "ef_search": ef if unfiltered or near else None,
         "latency_ms": summary(latencies),
     }

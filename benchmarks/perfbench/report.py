@@ -26,7 +26,8 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         if name in cairn["phases_ms"] and name in rcrt["phases_ms"]
     }
     search = result.get("search", {})
-    recalls = [search[k]["recall_at_10"] for k in ("hnsw_ef40", "semantic_source") if k in search]
+    searches = ("hnsw_ef40", "semantic_source", "semantic_near")
+    recalls = [search[k]["recall_at_10"] for k in searches if k in search]
     sse = {str(r["subscribers"]): r["p99"] for r in result.get("sse", [])}
     return {
         "ratio_e2e_p50": _ratio(rcrt["e2e_ms"]["p50"], cairn["e2e_ms"]["p50"]),
@@ -86,6 +87,7 @@ def markdown(result: dict[str, Any]) -> str:
         ("hnsw_ef40", "HNSW, ef_search 40 (API search, edge builder)"),
         ("hnsw_ef100", "HNSW, ef_search 100"),
         ("semantic_source", "semantic source (schema-filtered, exact)"),
+        ("semantic_near", "semantic source (partial HNSW per schema set, ef_search 100)"),
     ):
         if key in search:
             s = search[key]

@@ -28,6 +28,7 @@ from cairn.console import routes as console
 from cairn.context import endpoints as contexts
 from cairn.context.builder import ContextBuilder
 from cairn.context.relabel import Relabeller, run_relabelling
+from cairn.context.sources import nearest
 from cairn.db.engine import (
     bypasses_rls,
     create_engine,
@@ -143,6 +144,8 @@ async def _open(
     )
     resources = Resources(settings, engine, sessions, embedder, tenant, transforms, contexts, auth)
     resources.system_engine = system
+    # The schema owner builds the semantic source's partial indexes (the app role may not).
+    nearest.INDEXES.owner_url = settings.system_database_url
     resources.system_sessions = create_session_factory(system)
     resources.keyring = Keyring.from_settings(settings.secrets)
     _start_processing(resources)

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn.config import Settings
 from cairn.context.builder import ContextBuilder
 from cairn.context.graph_memory import GraphMemory
+from cairn.context.sources import nearest
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.edges.builder import EdgeOptions
 from cairn.events.consumer import ConsumerRunner, database_runner
@@ -43,6 +44,8 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
     if not settings.database_url or not settings.nats_url:
         raise RuntimeError("the worker needs DATABASE_URL and NATS_URL")
     engine = create_engine(settings.database_url, settings)
+    # The schema owner builds the semantic source's partial indexes (the app role may not).
+    nearest.INDEXES.owner_url = settings.system_database_url
     holder = NatsHolder(settings.nats_url)
     metrics = serve_metrics(settings.host, settings.processing.worker_metrics_port)
     summariser = path_summariser(settings.paths)

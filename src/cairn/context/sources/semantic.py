@@ -1,10 +1,11 @@
 """``context_sources.semantic``: hybrid search around the trigger — cosine similarity to the
 trigger's embedding fused with BM25 over the records' text — restricted to the agent's
 schemas (a real filter) and, with ``scope: session``, to the trigger's session. Filtered
-searches rank the filtered subset exactly (pgvector would post-filter an HNSW scan and
-silently return fewer rows); the owner's common words (context.terms) nominate no
-candidates. ``GET /breadcrumbs/search?mode=hybrid`` ranks with the same query
-(:func:`rank_hybrid`).
+searches rank the filtered subset exactly (pgvector would post-filter an HNSW scan of the
+whole table and silently return fewer rows) — or, when a tenant's subset is large, take the
+vector nominations from an HNSW index of the searched schemas alone (context.sources.nearest);
+the owner's common words (context.terms) nominate no candidates.
+``GET /breadcrumbs/search?mode=hybrid`` ranks with the same query, exactly (:func:`rank_hybrid`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from cairn.context.agents import SemanticSource
 from cairn.context.model import Seed
 from cairn.context.records import LIVE, NOT_EXCLUDED, isolated_sql
+from cairn.context.sources import nearest
 from cairn.context.sources.base import (
     Rows,
     SeedBatch,
@@ -112,12 +114,55 @@ async def semantic_query(
     if not source.enabled:
         return SeedBatch([])
     common = await (common_words or CommonWords()).of(session, owner_id)
+    near = await _near(session, owner_id, source, excluded)
     hybrid = _hybrid_sql(
-        owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded, isolated
-    )
+        owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded, isolated,
+        near=near,
+    )  # fmt: skip
     if hybrid is None:
         return SeedBatch([])
     return SeedQuery(*hybrid, read=lambda rows: _read(source, rows))
+
+
+async def _near(
+    session: AsyncSession, owner_id: uuid.UUID, source: SemanticSource, excluded: frozenset[str]
+) -> str | None:
+    """The schema list to search through its partial HNSW index (context.sources.nearest),
+    or None: the subset is ranked exactly. A session-scoped search stays exact (its subset
+    is one session's records, which the index would have to filter after the scan)."""
+    if source.scope != "global" or not source.schemas:
+        return None
+    where, params = _subset(owner_id, source, (), excluded, None)
+    count = text(f"SELECT count(*) FROM (SELECT 1 FROM breadcrumbs WHERE {where} LIMIT :n) s")
+    params |= {"trigger": uuid.UUID(int=0), "n": nearest.NEAR_SEARCH_ROWS}
+
+    async def subset() -> int:
+        return int(await session.scalar(count, params) or 0)
+
+    return await nearest.INDEXES.usable(session, owner_id, source.schemas, subset)
+
+
+def _subset(
+    owner_id: uuid.UUID,
+    source: SemanticSource,
+    session_tags: Sequence[str],
+    excluded: frozenset[str],
+    near: str | None,
+) -> tuple[str, dict[str, Any]]:
+    """The filter of the searched records, and its parameters. With ``near`` the schemas
+    are the index predicate's literal list (the planner proves the partial index applies
+    from the same expression; a parameter would hide it from a generic plan)."""
+    clauses = ["owner_id = :owner", "id <> :trigger", LIVE, NOT_EXCLUDED]
+    params: dict[str, Any] = {"owner": owner_id, "excluded": sorted(excluded)}
+    if near is not None:
+        clauses.append(f"schema_name = ANY({near})")
+    elif source.schemas:
+        clauses.append("schema_name = ANY(:schemas)")
+        params["schemas"] = list(source.schemas)
+    if source.scope == "session":
+        clauses.append("tags && :session_tags")
+        params["session_tags"] = list(session_tags)
+    return " AND ".join(clauses), params
 
 
 def _read(source: SemanticSource, rows: Rows) -> SeedBatch:
@@ -172,34 +217,31 @@ def _hybrid_sql(
     session_tags: Sequence[str],
     excluded: frozenset[str],
     isolated: frozenset[str] = frozenset(),
+    *,
+    near: str | None = None,
 ) -> tuple[str, dict[str, Any]] | None:
-    """The filtered subset ranked exactly by the fused score. A session-scoped search scores
+    """The filtered subset ranked by the fused score: exactly, or with ``near`` (the schema
+    list of a valid partial index) from the index's nominations. A session-scoped search scores
     every record of the session (up to ``LEXICAL_EXHAUSTIVE_ROWS``); a wider one scores the
     candidates — the vector neighbours (one pass over the subset), the records sharing an
     uncommon keyword pointer and those matching an uncommon lexeme (GIN lookups; see
     context.terms) — and takes BM25's document frequencies from them. Records of
     ``isolated`` domains are ranked but kept out of the seeds and near misses; the best of
     them come back flagged ``isolated``, for the explanation."""
-    clauses = ["owner_id = :owner", "id <> :trigger", LIVE, NOT_EXCLUDED]
+    if source.scope == "session" and not session_tags:
+        return None
+    where, params = _subset(owner_id, source, session_tags, excluded, near)
     # array_to_tsvector rejects empty strings (no keyword or tag pointer is ever empty).
     pointers = [p for p in pointers if p]
-    params: dict[str, Any] = {
-        "owner": owner_id, "excluded": sorted(excluded), **probe.params(),
-        "pointers": pointers, "pool": max(50, 4 * source.limit),
+    params |= {
+        **probe.params(), "pointers": pointers, "pool": max(50, 4 * source.limit),
         "rare_pointers": [p for p in pointers if p not in common.keywords],
         "common_lexemes": sorted(common.lexemes),
     }  # fmt: skip
-    if source.schemas:
-        clauses.append("schema_name = ANY(:schemas)")
-        params["schemas"] = list(source.schemas)
-    if source.scope == "session":
-        if not session_tags:
-            return None
-        clauses.append("tags && :session_tags")
-        params["session_tags"] = list(session_tags)
     params["exhaustive"] = source.scope == "session"
     params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
-    where = " AND ".join(clauses)
+    if near is not None:
+        params["ef_search"] = str(nearest.ef_search(params["pool"]))
     query = f"""
         WITH probe AS ({probe.row_sql()}),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
@@ -218,8 +260,6 @@ def _hybrid_sql(
         pointer_set AS MATERIALIZED (
             SELECT array_to_tsvector(CAST(:pointers AS text[])) AS tsv
         ),
-        -- One pass over the subset computes the similarity alone: no vectors or lexemes are
-        -- carried through (they would spill the CTE to disk at 100k records).
         -- A long record's best chunk (breadcrumbs.chunks) counts when it beats the record's
         -- own vector; a tenant without long records has no chunk rows to read.
         chunk_best AS MATERIALIZED (
@@ -227,13 +267,6 @@ def _hybrid_sql(
                    max(1 - (embedding <=> (SELECT embedding FROM probe))) AS chunk_similarity
             FROM breadcrumb_chunks WHERE owner_id = :owner GROUP BY breadcrumb_id
         ),
-        scored AS MATERIALIZED (
-            SELECT id, greatest(1 - (embedding <=> (SELECT embedding FROM probe)),
-                                chunk_similarity) AS similarity
-            FROM breadcrumbs LEFT JOIN chunk_best ON chunk_of = id WHERE {where}
-        ),
-        by_vector AS (SELECT id FROM scored WHERE similarity IS NOT NULL
-                      ORDER BY similarity DESC, id LIMIT :pool),
         -- The keyword and full-text nominations come from the GIN indexes, by the trigger's
         -- uncommon words only (context.terms): a common one would match most records.
         by_keyword AS (
@@ -250,6 +283,11 @@ def _hybrid_sql(
                      embedding <=> (SELECT embedding FROM probe), id
             LIMIT :pool
         ),
+        -- One pass over the subset computes the similarity alone: no vectors or lexemes are
+        -- carried through (they would spill the CTE to disk at 100k records).
+        {nearest.scored_sql(where, near)},
+        by_vector AS (SELECT id FROM scored WHERE similarity IS NOT NULL
+                      ORDER BY similarity DESC, id LIMIT :pool),
         candidates AS MATERIALIZED (
             SELECT id, similarity FROM scored
             WHERE (CAST(:exhaustive AS boolean)

@@ -1,0 +1,220 @@
+"""The semantic source through a partial HNSW index per schema set (context.sources.nearest),
+against the real database: the index is built for a large subset, the planner uses it, the
+seeds are those of the exact ranking, and a tenant whose records the shared index's scan
+does not reach is ranked exactly."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from cairn.context.agents import SemanticSource
+from cairn.context.blacklist import excluded_schemas
+from cairn.context.model import Seed
+from cairn.context.sources import nearest, semantic as semantic_source
+from cairn.context.terms import CommonWords
+from cairn.context.trigger import Probe
+from cairn.db.engine import tenant_session
+
+NEAR_ROWS = 20
+DIM = 384
+
+
+@pytest.fixture
+def indexes(monkeypatch: pytest.MonkeyPatch, app: FastAPI) -> Iterator[nearest.NearIndexes]:
+    """A fresh view of the indexes, searching through them from ``NEAR_ROWS`` records."""
+    fresh = nearest.NearIndexes(owner_url=app.state.resources.settings.system_database_url)
+    monkeypatch.setattr(nearest, "INDEXES", fresh)
+    monkeypatch.setattr(nearest, "NEAR_SEARCH_ROWS", NEAR_ROWS)
+    yield fresh
+
+
+def _unit(rng: np.random.Generator, base: np.ndarray, noise: float) -> list[float]:
+    vector = base + noise * rng.standard_normal(DIM)
+    return [float(x) for x in vector / np.linalg.norm(vector)]
+
+
+async def _insert(
+    db: AsyncEngine, owner: uuid.UUID, schema: str, vectors: list[list[float]], words: str
+) -> list[uuid.UUID]:
+    """Records with the given embeddings, written as the schema owner (no embedder, no event)."""
+    ids = [uuid.uuid4() for _ in vectors]
+    async with db.begin() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO breadcrumbs (id, owner_id, schema_name, title, tags, context,"
+                " checksum, size_bytes, llm_text, embedding)"
+                " VALUES (:id, :owner, :schema, 'doc', '{}', '{}', 'sha256:test', 0, :text,"
+                " CAST(:embedding AS vector))"
+            ),
+            [
+                {
+                    "id": i,
+                    "owner": owner,
+                    "schema": schema,
+                    "text": f"{words}{n}",
+                    "embedding": str(v),
+                }
+                for n, (i, v) in enumerate(zip(ids, vectors, strict=True))
+            ],
+        )
+    return ids
+
+
+async def _seeds(app: FastAPI, owner: uuid.UUID, trigger: uuid.UUID, schema: str) -> list[Seed]:
+    """The source's seeds. The tables of a test are small enough that the planner would sort
+    rather than scan an index: sorting is made its last resort, so the index is used."""
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+    async with tenant_session(factory, owner) as session:
+        await session.execute(text("SET LOCAL enable_sort = off"))
+        batch = await semantic_source.semantic_seeds(session, owner, trigger, source, [], [], NONE)
+    return batch.seeds
+
+
+async def _exact(app: FastAPI, owner: uuid.UUID, trigger: uuid.UUID, schema: str) -> list[Seed]:
+    """The same search with the subset ranked exactly (no index)."""
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+    async with tenant_session(factory, owner) as session:
+        common = await CommonWords().of(session, owner)
+        hybrid = semantic_source._hybrid_sql(owner, Probe(trigger), source, [], common, [], NONE)
+        assert hybrid is not None
+        rows = (await session.execute(text(hybrid[0]), hybrid[1])).mappings().all()
+    return semantic_source._read(source, [dict(row) for row in rows]).seeds
+
+
+NONE = excluded_schemas(None)
+
+
+async def _index_valid(db: AsyncEngine, schema: str) -> bool | None:
+    literal = nearest.schema_list([schema])
+    assert literal is not None
+    async with db.connect() as connection:
+        found = await connection.execute(
+            text(
+                "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                " WHERE c.relname = :name"
+            ),
+            {"name": nearest.index_name(literal)},
+        )
+        value = found.scalar()
+    return None if value is None else bool(value)
+
+
+async def test_a_large_subset_is_searched_through_its_index_with_the_exact_seeds(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
+) -> None:
+    rng = np.random.default_rng(7)
+    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    owner = app.state.resources.default_tenant
+    base = rng.standard_normal(DIM)
+    vectors = [_unit(rng, base, noise) for noise in np.linspace(0.02, 0.2, 80)]
+    await _insert(db, owner, schema, vectors, "alpha")
+    await _insert(db, owner, "other.v1", [_unit(rng, base, 0.01) for _ in range(5)], "decoy")
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
+    exact = await _exact(app, owner, trigger, schema)
+    assert await _seeds(app, owner, trigger, schema) == exact  # no index yet: exact
+    await indexes.wait()
+    assert await _index_valid(db, schema) is True
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+    async with tenant_session(factory, owner) as session:
+        near = await semantic_source._near(session, owner, source, NONE)
+        assert near == nearest.schema_list([schema])
+        common = await CommonWords().of(session, owner)
+        hybrid = semantic_source._hybrid_sql(
+            owner, Probe(trigger), source, [], common, [], NONE, near=near
+        )
+        assert hybrid is not None
+        # A table this small is cheaper to sort; without sorting, only an index whose
+        # predicate the query implies can order the subset.
+        await session.execute(text("SET LOCAL enable_sort = off"))
+        plan = "\n".join(
+            row[0] for row in await session.execute(text("EXPLAIN ANALYZE " + hybrid[0]), hybrid[1])
+        )
+    index_scan = next(line for line in plan.splitlines() if nearest.index_name(near) in line)
+    # All the pool: the statement raised ef_search from its default (40) before the scan.
+    assert "never executed" not in index_scan and "rows=50 loops" in index_scan
+    seeds = await _seeds(app, owner, trigger, schema)
+    assert [s.record_id for s in seeds] == [s.record_id for s in exact]
+    assert [s.score for s in seeds] == pytest.approx([s.score for s in exact], abs=1e-9)
+
+
+async def test_a_tenant_the_shared_index_scan_does_not_reach_is_ranked_exactly(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes, tenant: uuid.UUID
+) -> None:
+    rng = np.random.default_rng(11)
+    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    owner = app.state.resources.default_tenant
+    base = rng.standard_normal(DIM)
+    # The default tenant's records crowd the trigger's neighbourhood in the shared index;
+    # the other tenant's (fewer than the pool, more than NEAR_ROWS) are all farther.
+    await _insert(db, owner, schema, [_unit(rng, base, 0.05) for _ in range(300)], "near")
+    mine = await _insert(db, tenant, schema, [_unit(rng, base, 0.3) for _ in range(30)], "far")
+    (trigger,) = await _insert(db, tenant, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
+    (warm,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
+    await _seeds(app, owner, warm, schema)  # the default tenant's subset starts the build
+    await indexes.wait()
+    assert await _index_valid(db, schema) is True
+    seeds = await _seeds(app, tenant, trigger, schema)
+    exact = await _exact(app, tenant, trigger, schema)
+    assert len(seeds) == 5 and {s.record_id for s in seeds} <= set(mine)
+    assert [s.record_id for s in seeds] == [s.record_id for s in exact]
+
+
+async def test_a_small_subset_builds_no_index(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
+) -> None:
+    rng = np.random.default_rng(3)
+    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    owner = app.state.resources.default_tenant
+    base = rng.standard_normal(DIM)
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(NEAR_ROWS - 1)], "x")
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
+    assert await _seeds(app, owner, trigger, schema) == await _exact(app, owner, trigger, schema)
+    await indexes.wait()
+    assert await _index_valid(db, schema) is None
+
+
+def test_schema_names_that_are_not_plain_stay_exact() -> None:
+    assert nearest.schema_list(["note.v1", "knowledge.v1", "note.v1"]) == (
+        "ARRAY['knowledge.v1', 'note.v1']::text[]"
+    )
+    assert nearest.schema_list(["it's.v1"]) is None
+    assert nearest.schema_list([]) is None
+    assert nearest.ef_search(50) == 200 and nearest.ef_search(800) == 1000
+
+
+async def test_a_record_near_by_its_chunk_only_is_nominated_through_the_index(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
+) -> None:
+    rng = np.random.default_rng(5)
+    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    owner = app.state.resources.default_tenant
+    base, away = rng.standard_normal(DIM), rng.standard_normal(DIM)
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(60)], "near")
+    (long,) = await _insert(db, owner, schema, [_unit(rng, away, 0.0)], "long")
+    async with db.begin() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO breadcrumb_chunks (owner_id, breadcrumb_id, ordinal, char_start,"
+                " char_end, text, embedding) VALUES (:owner, :id, 0, 0, 10, 'a chunk',"
+                " CAST(:embedding AS vector))"
+            ),
+            {"owner": owner, "id": long, "embedding": str(_unit(rng, base, 0.0))},
+        )
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
+    await _seeds(app, owner, trigger, schema)  # starts the build
+    await indexes.wait()
+    seeds = await _seeds(app, owner, trigger, schema)
+    assert seeds[0].record_id == long  # its chunk is the trigger's vector itself
+    assert [s.record_id for s in seeds] == [
+        s.record_id for s in await _exact(app, owner, trigger, schema)
+    ]
