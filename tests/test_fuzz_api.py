@@ -1,4 +1,9 @@
-"""Property-based fuzzing of the whole OpenAPI surface (schemathesis): no input may 5xx."""
+"""Property-based fuzzing of the whole OpenAPI surface (schemathesis): no input may 5xx.
+
+The two runs (no authentication, and a curator's token under CAIRN_AUTH=jwt) are independent
+processes that each keep about one core busy (schemathesis and the server take turns), so they
+run side by side: the module's first test starts every selected run, each test waits for its
+own and judges it."""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +23,17 @@ from tests.processes import REPO, start_cairn_up, stop
 
 from cairn.runtime import free_port
 
-
-@pytest.mark.slow
-def test_no_generated_request_gets_a_server_error(model_dir: Path) -> None:
-    data_dir = Path(tempfile.mkdtemp(prefix="cairn-fuzz-"))
-    port = free_port()
-    process = start_cairn_up(data_dir, port, model_dir)
-    try:
-        result = _fuzz(port, max_examples=40)
-    finally:
-        stop(process, signal.SIGINT)
-        shutil.rmtree(data_dir, ignore_errors=True)
-    assert result.returncode == 0, result.stdout[-6000:]
-    assert "generated" in result.stdout and "passed" in result.stdout
+pytestmark = pytest.mark.slow
 
 
 def _fuzz(port: int, *, max_examples: int, extra: tuple[str, ...] = ()) -> Any:
     """schemathesis against the served OpenAPI schema, seed 7, server errors only: valid and
     invalid values (NUL included) for every declared body, path, query and header parameter.
-    tests/test_fuzz_query_headers.py adds undeclared and non-UTF-8 ones, and the stream."""
+    tests/test_fuzz_query_headers.py adds undeclared and non-UTF-8 ones, and the stream.
+
+    The server builds its schema on the first request for it, which on a loaded machine can
+    outlast schemathesis' 10 s read timeout for the schema: it is built here first."""
+    httpx.get(f"http://127.0.0.1:{port}/openapi.json", timeout=120).raise_for_status()
     return subprocess.run(
         [
             str(REPO / ".venv/bin/st"), "run", f"http://127.0.0.1:{port}/openapi.json",
@@ -48,10 +47,21 @@ def _fuzz(port: int, *, max_examples: int, extra: tuple[str, ...] = ()) -> Any:
     )  # fmt: skip
 
 
-@pytest.mark.slow
-def test_no_generated_request_with_a_curator_token_gets_a_server_error(model_dir: Path) -> None:
-    """The same with CAIRN_AUTH=jwt (the key `cairn up` generates) and a curator's token, so
-    the generated requests get past authentication and reach every route's logic."""
+def _open_run(model_dir: Path) -> Any:
+    """No authentication: every generated request reaches its route's logic."""
+    data_dir = Path(tempfile.mkdtemp(prefix="cairn-fuzz-"))
+    port = free_port()
+    process = start_cairn_up(data_dir, port, model_dir)
+    try:
+        return _fuzz(port, max_examples=40)
+    finally:
+        stop(process, signal.SIGINT)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _curator_run(model_dir: Path) -> Any:
+    """CAIRN_AUTH=jwt (the key `cairn up` generates) and a curator's token, so the generated
+    requests get past authentication and reach every route's logic."""
     data_dir = Path(tempfile.mkdtemp(prefix="cairn-fuzz-jwt-"))
     port = free_port()
     process = start_cairn_up(data_dir, port, model_dir, {"CAIRN_AUTH": "jwt"})
@@ -65,9 +75,38 @@ def test_no_generated_request_with_a_curator_token_gets_a_server_error(model_dir
         headers = {"Authorization": f"Bearer {token}"}
         probe = httpx.get(f"http://127.0.0.1:{port}/agents", headers=headers, timeout=10)
         assert probe.status_code == 200, probe.text  # the fuzzing gets past authentication
-        result = _fuzz(port, max_examples=15, extra=("--header", f"Authorization: Bearer {token}"))
+        return _fuzz(port, max_examples=15, extra=("--header", f"Authorization: Bearer {token}"))
     finally:
         stop(process, signal.SIGINT)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+RUNS: dict[str, Callable[[Path], Any]] = {
+    "test_no_generated_request_gets_a_server_error": _open_run,
+    "test_no_generated_request_with_a_curator_token_gets_a_server_error": _curator_run,
+}
+
+
+@pytest.fixture(scope="module")
+def fuzz_runs(request: pytest.FixtureRequest, model_dir: Path) -> Iterator[dict[str, Future[Any]]]:
+    """The runs of this module's selected tests, started together."""
+    module = request.node.path
+    selected = {item.name for item in request.session.items if item.path == module}
+    with ThreadPoolExecutor(max_workers=len(RUNS)) as pool:
+        yield {name: pool.submit(run, model_dir) for name, run in RUNS.items() if name in selected}
+
+
+def _judge(runs: dict[str, Future[Any]], name: str) -> None:
+    result = runs[name].result()
     assert result.returncode == 0, result.stdout[-6000:]
     assert "generated" in result.stdout and "passed" in result.stdout
+
+
+def test_no_generated_request_gets_a_server_error(fuzz_runs: dict[str, Future[Any]]) -> None:
+    _judge(fuzz_runs, "test_no_generated_request_gets_a_server_error")
+
+
+def test_no_generated_request_with_a_curator_token_gets_a_server_error(
+    fuzz_runs: dict[str, Future[Any]],
+) -> None:
+    _judge(fuzz_runs, "test_no_generated_request_with_a_curator_token_gets_a_server_error")
