@@ -1,9 +1,4 @@
-"""Property-based fuzzing of the whole OpenAPI surface (schemathesis): no input may 5xx.
-
-The two runs (no authentication, and a curator's token under CAIRN_AUTH=jwt) are independent
-processes that each keep about one core busy (schemathesis and the server take turns), so they
-run side by side: the module's first test starts every selected run, each test waits for its
-own and judges it."""
+"""Property-based fuzzing of the whole OpenAPI surface (schemathesis): no input may 5xx."""
 
 from __future__ import annotations
 
@@ -12,8 +7,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +16,19 @@ from tests.processes import REPO, start_cairn_up, stop
 
 from cairn.runtime import free_port
 
-pytestmark = pytest.mark.slow
+
+@pytest.mark.slow
+def test_no_generated_request_gets_a_server_error(model_dir: Path) -> None:
+    data_dir = Path(tempfile.mkdtemp(prefix="cairn-fuzz-"))
+    port = free_port()
+    process = start_cairn_up(data_dir, port, model_dir)
+    try:
+        result = _fuzz(port, max_examples=40)
+    finally:
+        stop(process, signal.SIGINT)
+        shutil.rmtree(data_dir, ignore_errors=True)
+    assert result.returncode == 0, result.stdout[-6000:]
+    assert "generated" in result.stdout and "passed" in result.stdout
 
 
 def _fuzz(port: int, *, max_examples: int, extra: tuple[str, ...] = ()) -> Any:
@@ -47,21 +52,10 @@ def _fuzz(port: int, *, max_examples: int, extra: tuple[str, ...] = ()) -> Any:
     )  # fmt: skip
 
 
-def _open_run(model_dir: Path) -> Any:
-    """No authentication: every generated request reaches its route's logic."""
-    data_dir = Path(tempfile.mkdtemp(prefix="cairn-fuzz-"))
-    port = free_port()
-    process = start_cairn_up(data_dir, port, model_dir)
-    try:
-        return _fuzz(port, max_examples=40)
-    finally:
-        stop(process, signal.SIGINT)
-        shutil.rmtree(data_dir, ignore_errors=True)
-
-
-def _curator_run(model_dir: Path) -> Any:
-    """CAIRN_AUTH=jwt (the key `cairn up` generates) and a curator's token, so the generated
-    requests get past authentication and reach every route's logic."""
+@pytest.mark.slow
+def test_no_generated_request_with_a_curator_token_gets_a_server_error(model_dir: Path) -> None:
+    """The same with CAIRN_AUTH=jwt (the key `cairn up` generates) and a curator's token, so
+    the generated requests get past authentication and reach every route's logic."""
     data_dir = Path(tempfile.mkdtemp(prefix="cairn-fuzz-jwt-"))
     port = free_port()
     process = start_cairn_up(data_dir, port, model_dir, {"CAIRN_AUTH": "jwt"})
@@ -75,38 +69,9 @@ def _curator_run(model_dir: Path) -> Any:
         headers = {"Authorization": f"Bearer {token}"}
         probe = httpx.get(f"http://127.0.0.1:{port}/agents", headers=headers, timeout=10)
         assert probe.status_code == 200, probe.text  # the fuzzing gets past authentication
-        return _fuzz(port, max_examples=15, extra=("--header", f"Authorization: Bearer {token}"))
+        result = _fuzz(port, max_examples=15, extra=("--header", f"Authorization: Bearer {token}"))
     finally:
         stop(process, signal.SIGINT)
         shutil.rmtree(data_dir, ignore_errors=True)
-
-
-RUNS: dict[str, Callable[[Path], Any]] = {
-    "test_no_generated_request_gets_a_server_error": _open_run,
-    "test_no_generated_request_with_a_curator_token_gets_a_server_error": _curator_run,
-}
-
-
-@pytest.fixture(scope="module")
-def fuzz_runs(request: pytest.FixtureRequest, model_dir: Path) -> Iterator[dict[str, Future[Any]]]:
-    """The runs of this module's selected tests, started together."""
-    module = request.node.path
-    selected = {item.name for item in request.session.items if item.path == module}
-    with ThreadPoolExecutor(max_workers=len(RUNS)) as pool:
-        yield {name: pool.submit(run, model_dir) for name, run in RUNS.items() if name in selected}
-
-
-def _judge(runs: dict[str, Future[Any]], name: str) -> None:
-    result = runs[name].result()
     assert result.returncode == 0, result.stdout[-6000:]
     assert "generated" in result.stdout and "passed" in result.stdout
-
-
-def test_no_generated_request_gets_a_server_error(fuzz_runs: dict[str, Future[Any]]) -> None:
-    _judge(fuzz_runs, "test_no_generated_request_gets_a_server_error")
-
-
-def test_no_generated_request_with_a_curator_token_gets_a_server_error(
-    fuzz_runs: dict[str, Future[Any]],
-) -> None:
-    _judge(fuzz_runs, "test_no_generated_request_with_a_curator_token_gets_a_server_error")
