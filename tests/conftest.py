@@ -16,8 +16,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from nats.js.errors import NotFoundError
 from pydantic import SecretStr
 from tests.processes import served
+from tests.waiting import eventually
 
 from cairn.api.app import create_app
 from cairn.config import (
@@ -30,6 +32,7 @@ from cairn.config import (
     Settings,
 )
 from cairn.db.roles import DEFAULT_APP_ROLE
+from cairn.events.payloads import STREAM_NAME
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
 from cairn.secrets.crypto import new_kek
 
@@ -141,7 +144,19 @@ async def worker(app: FastAPI, settings: Settings) -> AsyncIterator[None]:
 
     stop = asyncio.Event()
     task = asyncio.create_task(run_worker(settings, stop))
-    await asyncio.sleep(1.0)  # its durable consumer exists before the tests post
+    js = app.state.resources.nats.jetstream()
+
+    async def consuming() -> bool:
+        """Its durable consumer exists (what the tests post from then on reaches it)."""
+        if task.done():
+            task.result()  # a worker that died starting says why
+        try:
+            await js.consumer_info(STREAM_NAME, settings.worker_durable)
+        except NotFoundError:
+            return False
+        return True
+
+    await eventually(consuming, timeout=30)
     yield
     stop.set()
     await asyncio.wait_for(task, 30)

@@ -34,7 +34,11 @@ def test_no_generated_request_gets_a_server_error(model_dir: Path) -> None:
 def _fuzz(port: int, *, max_examples: int, extra: tuple[str, ...] = ()) -> Any:
     """schemathesis against the served OpenAPI schema, seed 7, server errors only: valid and
     invalid values (NUL included) for every declared body, path, query and header parameter.
-    tests/test_fuzz_query_headers.py adds undeclared and non-UTF-8 ones, and the stream."""
+    tests/test_fuzz_query_headers.py adds undeclared and non-UTF-8 ones, and the stream.
+
+    The server builds its schema on the first request for it, which on a loaded machine can
+    outlast schemathesis' 10 s read timeout for the schema: it is built here first."""
+    httpx.get(f"http://127.0.0.1:{port}/openapi.json", timeout=120).raise_for_status()
     return subprocess.run(
         [
             str(REPO / ".venv/bin/st"), "run", f"http://127.0.0.1:{port}/openapi.json",
