@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.browser import Browsing
-from tests.console.test_contexts import _assembled, _post
+from tests.console.test_contexts import _agent, _assembled, _post
 
 FIRST_ROWS = 30  # contexts.js
 TITLES_AT_ONCE = 100  # contexts.js: the dropped records whose titles the page asks for
@@ -33,15 +33,8 @@ async def crowded(client: httpx.AsyncClient, worker: None, marker: str) -> dict[
     """An agent whose budget takes a few of the many notes its semantic source finds."""
     agent_id = f"crowd-{marker[5:]}"
     session = f"s-{marker[5:]}"
-    await _post(
-        client, schema_name="agent.def.v1", title=agent_id, tags=["workspace:agents"],
-        context={
-            "agent_id": agent_id,
-            "context_trigger": {"schema_name": "user.message.v1", "any_tags": [marker]},
-            "context_sources": {"semantic": {"enabled": True, "limit": 80, "min_similarity": 0}},
-            "context_budget": 60,
-        },
-    )  # fmt: skip
+    semantic = {"semantic": {"enabled": True, "limit": 80, "min_similarity": 0}}
+    await _agent(client, agent_id, marker, semantic, budget=60)
     notes = set()
     for n in range(70):
         text = f"Paddle note {n}: the kayak's paddle number {n} is cracked."

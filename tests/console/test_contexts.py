@@ -28,6 +28,21 @@ async def _post(client: httpx.AsyncClient, **body: Any) -> str:
     return str(response.json()["id"])
 
 
+async def _agent(
+    client: httpx.AsyncClient, agent_id: str, marker: str, sources: dict[str, Any], *, budget: int
+) -> None:
+    """An agent triggered by a user message tagged ``marker``."""
+    await _post(
+        client, schema_name="agent.def.v1", title=agent_id, tags=["workspace:agents"],
+        context={
+            "agent_id": agent_id,
+            "context_trigger": {"schema_name": "user.message.v1", "any_tags": [marker]},
+            "context_sources": sources,
+            "context_budget": budget,
+        },
+    )  # fmt: skip
+
+
 async def _assembled(
     client: httpx.AsyncClient, agent_id: str, session: str, trigger: str
 ) -> dict[str, Any]:
@@ -46,15 +61,7 @@ async def kayak(client: httpx.AsyncClient, worker: None, marker: str) -> dict[st
     """An agent with a budget so small that the long note about the kayak cannot fit."""
     agent_id = f"reader-{marker[5:]}"
     session = f"s-{marker[5:]}"
-    await _post(
-        client, schema_name="agent.def.v1", title=agent_id, tags=["workspace:agents"],
-        context={
-            "agent_id": agent_id,
-            "context_trigger": {"schema_name": "user.message.v1", "any_tags": [marker]},
-            "context_sources": SOURCES,
-            "context_budget": 120,
-        },
-    )  # fmt: skip
+    await _agent(client, agent_id, marker, SOURCES, budget=120)
     tags = [marker, f"session:{session}"]
     await _post(client, title="Repair", tags=tags, context={"t": "Ivo repaired the red kayak"})
     long = await _post(client, title=f"Leak {marker[5:]}", tags=tags, context={"t": LONG})
