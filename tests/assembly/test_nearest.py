@@ -108,13 +108,17 @@ async def _index_valid(db: AsyncEngine, schema: str) -> bool | None:
     return None if value is None else bool(value)
 
 
+def _world(seed: int) -> tuple[np.random.Generator, str, np.ndarray]:
+    """A test's random source, a schema of its own and the direction its vectors lie near."""
+    rng = np.random.default_rng(seed)
+    return rng, f"kb{uuid.uuid4().hex[:6]}.v1", rng.standard_normal(DIM)
+
+
 async def test_a_large_subset_is_searched_through_its_index_with_the_exact_seeds(
     app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
 ) -> None:
-    rng = np.random.default_rng(7)
-    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    rng, schema, base = _world(7)
     owner = app.state.resources.default_tenant
-    base = rng.standard_normal(DIM)
     vectors = [_unit(rng, base, noise) for noise in np.linspace(0.02, 0.2, 80)]
     await _insert(db, owner, schema, vectors, "alpha")
     await _insert(db, owner, "other.v1", [_unit(rng, base, 0.01) for _ in range(5)], "decoy")
@@ -150,10 +154,8 @@ async def test_a_large_subset_is_searched_through_its_index_with_the_exact_seeds
 async def test_a_tenant_the_shared_index_scan_does_not_reach_is_ranked_exactly(
     app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes, tenant: uuid.UUID
 ) -> None:
-    rng = np.random.default_rng(11)
-    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    rng, schema, base = _world(11)
     owner = app.state.resources.default_tenant
-    base = rng.standard_normal(DIM)
     # The default tenant's records crowd the trigger's neighbourhood in the shared index;
     # the other tenant's (fewer than the pool, more than NEAR_ROWS) are all farther.
     await _insert(db, owner, schema, [_unit(rng, base, 0.05) for _ in range(300)], "near")
@@ -172,10 +174,8 @@ async def test_a_tenant_the_shared_index_scan_does_not_reach_is_ranked_exactly(
 async def test_a_small_subset_builds_no_index(
     app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
 ) -> None:
-    rng = np.random.default_rng(3)
-    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    rng, schema, base = _world(3)
     owner = app.state.resources.default_tenant
-    base = rng.standard_normal(DIM)
     await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(NEAR_ROWS - 1)], "x")
     (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
     assert await _seeds(app, owner, trigger, schema) == await _exact(app, owner, trigger, schema)
@@ -195,10 +195,9 @@ def test_schema_names_that_are_not_plain_stay_exact() -> None:
 async def test_a_record_near_by_its_chunk_only_is_nominated_through_the_index(
     app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
 ) -> None:
-    rng = np.random.default_rng(5)
-    schema = f"kb{uuid.uuid4().hex[:6]}.v1"
+    rng, schema, base = _world(5)
     owner = app.state.resources.default_tenant
-    base, away = rng.standard_normal(DIM), rng.standard_normal(DIM)
+    away = rng.standard_normal(DIM)
     await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(60)], "near")
     (long,) = await _insert(db, owner, schema, [_unit(rng, away, 0.0)], "long")
     async with db.begin() as connection:
