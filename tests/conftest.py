@@ -4,6 +4,7 @@ served in-process over httpx."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -33,6 +34,7 @@ from cairn.config import (
 )
 from cairn.db.roles import DEFAULT_APP_ROLE
 from cairn.events.payloads import STREAM_NAME
+from cairn.logging import StderrHandler
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
 from cairn.secrets.crypto import new_kek
 
@@ -52,6 +54,18 @@ TEST_EVENTS = EventSettings(
 class Services:
     postgres: EmbeddedPostgres
     nats: EmbeddedNats
+
+
+@pytest.fixture(autouse=True)
+def _root_logger_back() -> Iterator[None]:
+    """A command run in process (CliRunner) configures the root logger for the process; after
+    the test the session's server must not go on logging into whatever stderr is current."""
+    root = logging.getLogger()
+    level = root.level
+    yield
+    for handler in [h for h in root.handlers if isinstance(h, StderrHandler)]:
+        root.removeHandler(handler)
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")

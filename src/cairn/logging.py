@@ -21,8 +21,24 @@ class _JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the ``sys.stderr`` of the moment, as ``logging.lastResort`` does.
+
+    A handler bound to the stream of the moment it was made keeps writing there after the
+    stream is swapped and closed: a command run in process (a test's runner, an embedding
+    program) would leave every later log line failing with "--- Logging error ---"."""
+
+    @property
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: object) -> None:
+        """``StreamHandler.__init__`` assigns one; the property ignores it."""
+
+
 def configure(level: str = "INFO", *, as_json: bool = False) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = StderrHandler()
     if as_json:
         handler.setFormatter(_JsonFormatter())
     else:
