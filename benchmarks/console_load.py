@@ -28,6 +28,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +292,36 @@ def report_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@contextmanager
+def served(
+    scale: int, cache: Path, unique_texts: int, sources: dict[str, str]
+) -> Iterator[tuple[dict[str, str], int]]:
+    """The corpus in a fresh database, served by `cairn serve` from each of ``sources``
+    (label: src/): yields each server's URL by label, and the number of records."""
+    corpus = corpus_module.load_or_build(
+        scale, cache, REPO / ".cairn" / "models", unique_texts=unique_texts
+    )
+    root = Path(tempfile.mkdtemp(prefix="cairn-console-load-"))
+    with load.services(root) as services:
+        asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
+        env = server.environment(services.database_url, services.nats_url, root / "data")
+        serves, urls = [], {}
+        try:
+            for label, source in sources.items():
+                port = free_port()
+                urls[label] = f"http://127.0.0.1:{port}"
+                log = root / f"serve-{label}.log"
+                serve = server.start(
+                    ["serve", "--port", str(port)], env | {"PYTHONPATH": source}, log
+                )
+                serves.append(serve)
+                server.wait_ready(urls[label], serve, log)
+            yield urls, len(corpus.rows)
+        finally:
+            for serve in serves:
+                server.stop(serve)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=10_000)
@@ -311,34 +343,14 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
     load_before = os.getloadavg()
-    corpus = corpus_module.load_or_build(
-        args.scale, args.cache, REPO / ".cairn" / "models", unique_texts=args.unique_texts
-    )
     sources = {"this": str(args.source.resolve())}
     if args.baseline:
         sources["baseline"] = str(args.baseline.resolve())
-    root = Path(tempfile.mkdtemp(prefix="cairn-console-load-"))
-    with load.services(root) as services:
-        asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
-        env = server.environment(services.database_url, services.nats_url, root / "data")
-        serves, urls = [], {}
-        try:
-            for label, source in sources.items():
-                port = free_port()
-                urls[label] = f"http://127.0.0.1:{port}"
-                log = root / f"serve-{label}.log"
-                serve = server.start(
-                    ["serve", "--port", str(port)], env | {"PYTHONPATH": source}, log
-                )
-                serves.append(serve)
-                server.wait_ready(urls[label], serve, log)
-            started = time.monotonic()
-            results = asyncio.run(run(urls, args.loads))
-        finally:
-            for serve in serves:
-                server.stop(serve)
+    with served(args.scale, args.cache, args.unique_texts, sources) as (urls, records):
+        started = time.monotonic()
+        results = asyncio.run(run(urls, args.loads))
     report = {
-        "records": len(corpus.rows),
+        "records": records,
         "loads": args.loads,
         "target_ms": TARGET_MS,
         "sources": sources,
