@@ -12,7 +12,10 @@ console's files cached (as console_load's *warm* column), marks both moments wit
   injected script and its polls;
 - ``script``: the page's JavaScript (timers, rAF callbacks, promise jobs, fetch handling);
 - ``style``, ``layout``, ``paint`` (pre-paint, paint, layerize, commit), ``gc``;
-- ``other`` busy time, and ``idle`` (the main thread waiting: network, the server).
+- ``other`` busy time, and ``idle`` (the main thread waiting: network, the server);
+
+and the same split over the second after the data (the page's own work to finish: every row,
+the titles) with the page's longest task in it, Playwright's own tasks apart.
 
 Writes benchmarks/results/console_trace.{json,md}. Tracing slows the page (the renderer
 writes every event): the split is the finding, not the absolute times.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import json
 import os
 import statistics
@@ -83,6 +87,8 @@ NAMES = {
 }  # fmt: skip
 TOP = {"ThreadControllerImpl::RunTask", "RunTask"}
 STEP_US = 100  # the time grid the split is counted on
+SECOND_US = 1_000_000  # the page's work after its data, counted over this long
+MOJO = "Receive mojo message"
 
 
 def devtools(event: dict[str, Any]) -> bool:
@@ -155,12 +161,17 @@ def analyse(trace: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any]:
          and e["args"]["chrome_mojo_event_info"].get("data_num_bytes", 0) > 100_000),
         default=None,
     )  # fmt: skip
-    tasks, end = [], 0.0  # the outermost tasks only
+    tasks, own, end = [], [], 0.0  # the outermost tasks only; own: not Playwright's
+    after = at["data-matched"] + SECOND_US
+    messages = [e["ts"] for e in main if e["name"] == MOJO and devtools(e)]  # sorted, as main
     for e in main:
         if e["name"] in TOP and e["ts"] >= end:
             end = e["ts"] + e.get("dur", 0)
             if at["data-matched"] <= e["ts"] < seen:
                 tasks.append(round(e.get("dur", 0) / 1000, 1))
+            theirs = bisect.bisect_left(messages, end) > bisect.bisect_left(messages, e["ts"])
+            if at["data-matched"] <= e["ts"] < after and not theirs:
+                own.append(round(e.get("dur", 0) / 1000, 1))
 
     def ms(ts: float) -> float:
         return round((ts - origin) / 1000, 1)
@@ -175,6 +186,9 @@ def analyse(trace: dict[str, Any] | list[dict[str, Any]]) -> dict[str, Any]:
         "load_to_data": split(main, loaded, at["data-matched"]),
         "data_to_playwright": split(main, at["data-matched"], seen),
         "long_tasks_after_data": sorted(tasks, reverse=True)[:5],
+        # The page's own work once its data is in: every row, the titles, their frames.
+        "second_after_data": split(main, at["data-matched"], after),
+        "page_longest_task_after_data": max(own, default=0.0),
     }
 
 
@@ -197,6 +211,11 @@ async def traced(urls: dict[str, str], loads: int) -> dict[str, list[dict[str, A
                         "() => performance.getEntriesByName('data-in-page').length",
                         polling="raf",
                     )
+                    # Then the page's own work after it: every row, the titles.
+                    await page.wait_for_selector(
+                        "#dropped-table:not([aria-busy])", state="attached"
+                    )  # no visibility check: it would lay the skipped table out
+                    await page.wait_for_timeout(SECOND_US / 1000)
                     trace = json.loads(await browser.stop_tracing())
                 finally:
                     await page.close()
@@ -215,7 +234,27 @@ def medians(rows: list[dict[str, Any]]) -> dict[str, float | None]:
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {window: medians([r[window] for r in runs]) for window in (
-        "ms", "load_to_data", "data_to_playwright")}  # fmt: skip
+        "ms", "load_to_data", "data_to_playwright", "second_after_data")} | {
+        "page_longest_task_after_data": round(statistics.median(
+            r["page_longest_task_after_data"] for r in runs), 1),
+        "page_longest_task_after_data_max": max(
+            r["page_longest_task_after_data"] for r in runs),
+    }  # fmt: skip
+
+
+def race(runs: list[dict[str, Any]]) -> list[str]:
+    """Playwright's gap split by the race between its injected script and the page's data."""
+    sides: dict[str, list[float]] = {"before": [], "after": []}
+    for run in runs:
+        moments = run["ms"]
+        injected = moments["playwright-injected"]
+        side = "before" if injected is not None and injected < moments["data-matched"] else "after"
+        sides[side].append(moments["playwright-saw"] - moments["data-in-page"])
+    return [
+        f"injected {side} the data: {len(gaps)} loads, gap {round(statistics.median(gaps), 1)}"
+        for side, gaps in sides.items()
+        if gaps
+    ]
 
 
 def section(report: dict[str, Any], heading: str = "#") -> list[str]:
@@ -242,17 +281,32 @@ def section(report: dict[str, Any], heading: str = "#") -> list[str]:
         "",
         "The renderer's main thread by kind of work in each window (ms, medians): "
         "*load_to_data* from the load event to the data in the DOM, *data_to_playwright* "
-        "from there to Playwright's poll seeing it.",
+        "from there to Playwright's poll seeing it, *second_after_data* the second after the "
+        "data is in the DOM (every row drawn, the titles; Playwright's own messages apart).",
         "",
         "| server | window | " + " | ".join(KINDS) + " |",
         "|---|---|" + "---:|" * len(KINDS),
     ]
     for label in labels:
-        for window in ("load_to_data", "data_to_playwright"):
+        for window in ("load_to_data", "data_to_playwright", "second_after_data"):
             split_ms = report["servers"][label][window]
             lines.append(
                 f"| {label} | {window} | " + " | ".join(str(split_ms[k]) for k in KINDS) + " |"
             )
+    lines += ["", "The page's longest main-thread task in the second after its data (ms, median "
+              "and max over the loads; Playwright's tasks apart): " + ", ".join(
+        f"{label} {report['servers'][label].get('page_longest_task_after_data')} "
+        f"(max {report['servers'][label].get('page_longest_task_after_data_max')})"
+        for label in labels) + "."]  # fmt: skip
+    lines += [
+        "",
+        "Playwright's gap (from the data in page to its poll seeing it) by whether its "
+        "injected script reached the page before the data or after "
+        "(loads, median gap in ms):",
+        "",
+    ]
+    for label in labels:
+        lines.append(f"- {label}: " + "; ".join(race(report["runs"][label])))
     lines += ["", "Longest main-thread tasks between the data and Playwright's poll (ms):", ""]
     for label in labels:
         lines.append(
