@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,17 +60,24 @@ GONE = "(selector) => document.querySelector(selector) === null"
 # returned and Playwright has injected its polling script, which is itself tens of ms after
 # the load event (a blank page's element, present before `load`, is "shown" 60-190 ms after
 # it); this observer notes the frame after the selector first matches, with no round trip.
-# A diagnostic beside SHOWN, not a replacement: both columns are reported.
+# A diagnostic beside SHOWN, not a replacement: both columns are reported. Both are taken in
+# that frame's animation callbacks, before its style, layout and paint; a task posted from
+# there runs once the frame is committed: *painted*, the frame's own cost included.
 OBSERVE = """(selector) => {
   window.__cairnShown = null;
+  window.__cairnPainted = null;
   const observer = new MutationObserver(() => {
     if (!document.querySelector(selector)) return;
     observer.disconnect();
-    requestAnimationFrame(() => { window.__cairnShown = performance.now(); });
+    requestAnimationFrame(() => {
+      window.__cairnShown = performance.now();
+      setTimeout(() => { window.__cairnPainted = performance.now(); }, 0);
+    });
   });
   observer.observe(document, { subtree: true, childList: true, attributes: true });
 }"""
 OBSERVED = "() => window.__cairnShown"
+PAINTED = "() => window.__cairnPainted"
 # The slowest API call of the page (fetch; the event stream never ends, so it is not one).
 # Every API call of the page by path (its first, in ms), once the page has made them all.
 CALLS = """() => {
@@ -150,6 +160,8 @@ async def measure(
         content = float(await done.json_value())
         await page.wait_for_function(OBSERVED, polling="raf")
         observed = float(await page.evaluate(OBSERVED))
+        await page.wait_for_function(PAINTED, polling="raf")
+        painted = float(await page.evaluate(PAINTED))
         loaded = await page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
         if errors:
             raise RuntimeError(f"{route}: {errors}")
@@ -161,6 +173,7 @@ async def measure(
             "load": float(loaded),
             "content": content,
             "observed": observed,
+            "painted": painted,
             "api": api,
             "calls": calls,
         }
@@ -219,6 +232,7 @@ async def run(urls: dict[str, str], loads: int) -> dict[str, Any]:
                         "load_ms": None if search else summary([s["load"] for s in taken]),
                         "content_ms": summary([s["content"] for s in taken]),
                         "observed_ms": None if search else summary([s["observed"] for s in taken]),
+                        "painted_ms": None if search else summary([s["painted"] for s in taken]),
                         "slowest_api_ms": summary([s["api"] for s in taken]),
                         "calls_p50_ms": {
                             path: round(
@@ -262,8 +276,8 @@ def report_text(report: dict[str, Any]) -> str:
             "",
             *([f"## {label}", ""] if len(measured) > 1 else []),
             "| page | cold `load` | cold data | warm `load` | warm data | warm data in page "
-            "| warm API | data < target |",
-            "|---|---:|---:|---:|---:|---:|---:|:---:|",
+            "| warm data painted | warm API | data < target |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|:---:|",
         ]
         for name in results["cold"]:
             cold, warm = results["cold"][name], results["warm"][name]
@@ -271,7 +285,8 @@ def report_text(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | {cell(cold['load_ms'])} | {cell(cold['content_ms'])} | "
                 f"{cell(warm['load_ms'])} | {cell(warm['content_ms'])} | "
-                f"{cell(warm.get('observed_ms'))} | {cell(warm['slowest_api_ms'])} | {ok} |"
+                f"{cell(warm.get('observed_ms'))} | {cell(warm.get('painted_ms'))} | "
+                f"{cell(warm['slowest_api_ms'])} | {ok} |"
             )
         lines += ["", "API calls, warm p50 (ms), every call the page makes:", ""]
         for name, row in results["warm"].items():
@@ -283,11 +298,49 @@ def report_text(report: dict[str, Any]) -> str:
         "`search`: a hybrid search typed into the Records page, from the submit to the rows.",
         "*data in page*: the frame after the page's data selector first matched, noted by a "
         "MutationObserver in the page; *data* is when Playwright, polling after the load event "
-        "and its own script's injection, first saw it (a floor of tens of ms on any page). "
+        "and its own script's injection, first saw it (a floor of tens of ms on any page); "
+        "both are taken in the animation callbacks of the frame that brings the data, before "
+        "its style, layout and paint. *data painted*: a task posted from that callback, which "
+        "runs once the frame is committed to the compositor (the frame's own cost included). "
         "The target is judged on *data*.",
         "",
     ]
+    traced = OUT.with_name("console_trace.json")
+    if traced.exists():  # where the context page's gap between the two goes
+        from benchmarks.console_trace import section
+
+        lines += section(json.loads(traced.read_text()), heading="##")
     return "\n".join(lines)
+
+
+@contextmanager
+def served(
+    scale: int, cache: Path, unique_texts: int, sources: dict[str, str]
+) -> Iterator[tuple[dict[str, str], int]]:
+    """The corpus in a fresh database, served by `cairn serve` from each of ``sources``
+    (label: src/): yields each server's URL by label, and the number of records."""
+    corpus = corpus_module.load_or_build(
+        scale, cache, REPO / ".cairn" / "models", unique_texts=unique_texts
+    )
+    root = Path(tempfile.mkdtemp(prefix="cairn-console-load-"))
+    with load.services(root) as services:
+        asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
+        env = server.environment(services.database_url, services.nats_url, root / "data")
+        serves, urls = [], {}
+        try:
+            for label, source in sources.items():
+                port = free_port()
+                urls[label] = f"http://127.0.0.1:{port}"
+                log = root / f"serve-{label}.log"
+                serve = server.start(
+                    ["serve", "--port", str(port)], env | {"PYTHONPATH": source}, log
+                )
+                serves.append(serve)
+                server.wait_ready(urls[label], serve, log)
+            yield urls, len(corpus.rows)
+        finally:
+            for serve in serves:
+                server.stop(serve)
 
 
 def main() -> None:
@@ -311,34 +364,14 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
     load_before = os.getloadavg()
-    corpus = corpus_module.load_or_build(
-        args.scale, args.cache, REPO / ".cairn" / "models", unique_texts=args.unique_texts
-    )
     sources = {"this": str(args.source.resolve())}
     if args.baseline:
         sources["baseline"] = str(args.baseline.resolve())
-    root = Path(tempfile.mkdtemp(prefix="cairn-console-load-"))
-    with load.services(root) as services:
-        asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
-        env = server.environment(services.database_url, services.nats_url, root / "data")
-        serves, urls = [], {}
-        try:
-            for label, source in sources.items():
-                port = free_port()
-                urls[label] = f"http://127.0.0.1:{port}"
-                log = root / f"serve-{label}.log"
-                serve = server.start(
-                    ["serve", "--port", str(port)], env | {"PYTHONPATH": source}, log
-                )
-                serves.append(serve)
-                server.wait_ready(urls[label], serve, log)
-            started = time.monotonic()
-            results = asyncio.run(run(urls, args.loads))
-        finally:
-            for serve in serves:
-                server.stop(serve)
+    with served(args.scale, args.cache, args.unique_texts, sources) as (urls, records):
+        started = time.monotonic()
+        results = asyncio.run(run(urls, args.loads))
     report = {
-        "records": len(corpus.rows),
+        "records": records,
         "loads": args.loads,
         "target_ms": TARGET_MS,
         "sources": sources,

@@ -1,6 +1,6 @@
 """A context with many dropped candidates, as a person opens it: the frame that brings the
-explanation on screen holds the selected table and the first rows of the dropped one; the
-rest follow after it, until every candidate explain lists has its row, with its title."""
+explanation on screen holds the selected table and the dropped candidates' counts by reason;
+the dropped rows follow after it, every candidate explain lists with its row and title."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ import pytest
 from tests.browser import Browsing
 from tests.console.test_contexts import _agent, _assembled, _post
 
-FIRST_ROWS = 30  # contexts.js
 TITLES_AT_ONCE = 100  # contexts.js: the dropped records whose titles the page asks for
-# When the dropped table first appears, how many rows it has (noted in the page itself: by
-# the time Playwright looks, the later rows may be in).
+# When the dropped table first appears, how many rows it has and the counts line above it
+# (noted in the page itself: by the time Playwright looks, the rows may be in).
 FIRST_SEEN = """() => {
   window.__firstRows = null;
   const observer = new MutationObserver(() => {
@@ -23,6 +22,7 @@ FIRST_SEEN = """() => {
     observer.disconnect();
     window.__firstRows = table.querySelectorAll("tbody tr").length;
     window.__firstBusy = table.getAttribute("aria-busy");
+    window.__firstCounts = document.querySelector("#dropped-counts")?.textContent;
   });
   observer.observe(document, { subtree: true, childList: true });
 }"""
@@ -56,13 +56,18 @@ async def test_the_dropped_rows_come_after_the_first_frame_and_all_arrive(
 ) -> None:
     explain = crowded["assembled"]["context"]["explain"]
     dropped = explain["dropped"]
-    assert len(dropped) > FIRST_ROWS + 30  # the world is as the test needs: two chunks at least
+    assert len(dropped) > 30  # the world is as the test needs: many dropped
     page = browsing.page
     await page.add_init_script(f"({FIRST_SEEN})()")
     await page.goto(f"{live_url}/#/agents/{crowded['agent']}/{crowded['session']}")
     await page.wait_for_selector("#dropped-table:not([aria-busy])")
-    assert await page.evaluate("window.__firstRows") == FIRST_ROWS
+    assert await page.evaluate("window.__firstRows") == 0
     assert await page.evaluate("window.__firstBusy") == "true"
+    reasons: dict[str, int] = {}
+    for item in dropped:
+        reasons[item["reason"]] = reasons.get(item["reason"], 0) + 1
+    shown = await page.evaluate("window.__firstCounts")
+    assert sorted(shown.split(" · ")) == sorted(f"{n} {reason}" for reason, n in reasons.items())
     ids = await page.eval_on_selector_all(
         "#dropped-table tbody tr", "rows => rows.map(r => r.dataset.id)"
     )
@@ -71,16 +76,15 @@ async def test_the_dropped_rows_come_after_the_first_frame_and_all_arrive(
         "#selected-table tbody tr", "rows => rows.map(r => r.dataset.id)"
     )
     assert selected == [item["record_id"] for item in explain["selected"]]
-    # Titles reach the rows drawn after the first frame too: the last of this test's notes
-    # among the records the page names (the tenant holds other tests' records, which may be
-    # untitled or deleted by now).
+    # Titles reach the rows: the last of this test's notes among the records the page names
+    # (the tenant holds other tests' records, which may be untitled or deleted by now).
     named = list(dict.fromkeys(item["record_id"] for item in dropped))[:TITLES_AT_ONCE]
-    late = [i for i in named[FIRST_ROWS:] if i in crowded["notes"]]
-    assert late, "no note of this test among the rows drawn after the first frame"
+    late = [i for i in named if i in crowded["notes"]]
+    assert late, "no note of this test among the rows the page names"
     last = late[-1]
     title = await page.wait_for_selector(f"#dropped-table tr[data-id='{last}'] .short-id")
     assert last.startswith((await title.inner_text()).strip())
-    # The filter finds a row that came late, and hides the others.
+    # The filter finds a row drawn after the first frame, and hides the others.
     await page.fill("#explain-filter", last)
     visible = page.locator("#dropped-table tbody tr:visible")
     assert await visible.evaluate_all("rows => rows.map(r => r.dataset.id)") == [last]

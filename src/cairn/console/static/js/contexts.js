@@ -277,13 +277,14 @@ function formattedText(text, explain) {
 
 // --- the explanation ----------------------------------------------------------------------
 
-// The rows of the explanation drawn with the frame that brings the context on screen; the
-// rest follow, a chunk per frame, once it is painted. At 10k records a context drops ~150
-// candidates: laying out and painting every row held that frame back by a tenth of a second,
-// for rows far below the first screen.
-const FIRST_ROWS = 30;
-const ROWS_PER_FRAME = 60;
-
+// The frame that brings the context on screen holds the selected records and, for the
+// dropped ones, a line of counts by reason; their rows are drawn once that frame is painted
+// and the page is idle, all in one task. At 10k records a context drops ~150 candidates: drawn in that first
+// frame they held it back by a tenth of a second, and drawn a chunk per frame after it
+// they kept the main thread in long frames (style, layout and paint of the growing table)
+// for another tenth, far below the first screen. The tables skip layout and paint while
+// off screen (content-visibility in console.css), so all the rows at once cost one short
+// task; the titles are asked for once the page is idle.
 function explanation(explain) {
   const selected = explain.selected ?? [];
   const dropped = explain.dropped ?? [];
@@ -303,7 +304,7 @@ function explanation(explain) {
       [REASONS[item.reason] ?? "", item.duplicate_of ? [" of ", recordLink(item.duplicate_of)] : null],
       item.stage ?? "", item.tokens === null || item.tokens === undefined ? "" : String(item.tokens),
       item.path_cost === null || item.path_cost === undefined ? "" : Number(item.path_cost).toFixed(3),
-    ] })), FIRST_ROWS);
+    ] })), 0);
   const counts = h("span", { class: "muted", id: "filter-counts" });
   const words = () => filter.value.trim().toLowerCase();
   const apply = () => {
@@ -314,18 +315,33 @@ function explanation(explain) {
     counts.replaceChildren(words() ? `${shown} rows match` : "");
   };
   filter.addEventListener("input", apply);
-  const complete = afterPaint(() => droppedTable.more((added) => {
-    if (!words()) return;
-    for (const row of added) show(row, words());
-    apply();
+  afterPaint(() => whenIdle(() => {
+    droppedTable.fill();
+    if (words()) apply();
+    whenIdle(() => nameDropped(droppedTable.node, dropped));
   }));
-  afterPaint(() => nameDropped(droppedTable.node, dropped, complete));
   return [
     h("h2", {}, "Explanation"),
     h("div", { class: "filters" }, filter, counts),
-    h("h3", {}, `Selected (${selected.length})`), selected.length ? selectedTable.node : h("p", { class: "muted" }, "nothing selected"),
-    h("h3", {}, `Dropped (${dropped.length})`), dropped.length ? droppedTable.node : h("p", { class: "muted" }, "nothing dropped"),
+    h("h3", {}, `Selected (${selected.length})`), selected.length ? offScreen(selectedTable.node) : h("p", { class: "muted" }, "nothing selected"),
+    h("h3", {}, `Dropped (${dropped.length})`),
+    ...(dropped.length ? [reasonCounts(dropped), offScreen(droppedTable.node)] : [h("p", { class: "muted" }, "nothing dropped")]),
   ];
+}
+
+// A table in a box that is neither laid out nor painted while off screen (console.css):
+// content-visibility has no effect on a table itself.
+function offScreen(tableNode) {
+  return h("div", { class: "off-screen" }, tableNode);
+}
+
+// How many candidates each reason left out, most first: the dropped table's gist, on screen
+// with the first frame.
+function reasonCounts(dropped) {
+  const counts = new Map();
+  for (const item of dropped) counts.set(item.reason, (counts.get(item.reason) ?? 0) + 1);
+  const parts = [...counts].sort((a, b) => b[1] - a[1]).map(([reason, n]) => `${n} ${reason}`);
+  return h("p", { class: "muted", id: "dropped-counts" }, parts.join(" · "));
 }
 
 function show(row, words) {
@@ -334,24 +350,28 @@ function show(row, words) {
   return hit;
 }
 
-// After the frame that shows the page: what runs then (the rest of the rows, a second
-// request and the server's work for it) must not hold back that first frame. Resolves with
-// what ``run`` resolves with.
+// After the frame that shows the page: what runs then must not hold back that first frame.
 function afterPaint(run) {
-  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(() => resolve(run()), 0)));
+  requestAnimationFrame(() => setTimeout(run, 0));
+}
+
+// Once the page has nothing more urgent to do (input, a frame; half a second at the latest):
+// work that adds only to what is below the first screen.
+function whenIdle(run) {
+  if (window.requestIdleCallback) requestIdleCallback(run, { timeout: 500 });
+  else setTimeout(run, 50);
 }
 
 // explain keeps no titles of dropped records: ask for them all at once (POST /breadcrumbs/
 // render answers for the ids that still exist and lists the rest), so that a record can be
-// found by its title too. Written once every row is in the table (``complete``).
+// found by its title too.
 const TITLES_AT_ONCE = 100;
 
-async function nameDropped(tableNode, dropped, complete) {
+async function nameDropped(tableNode, dropped) {
   const ids = [...new Set(dropped.map((item) => item.record_id))].slice(0, TITLES_AT_ONCE);
   if (!ids.length) return;
   try {
     const { items } = await post("/breadcrumbs/render", { ids });
-    await complete;
     const titles = new Map(items.map((item) => [item.id, item.title]));
     for (const row of tableNode.querySelectorAll("tbody tr")) {
       const title = titles.get(row.dataset.id);
@@ -364,9 +384,8 @@ async function nameDropped(tableNode, dropped, complete) {
 }
 
 // A table of ``rows`` (each a function building {id, cells}; a cell is content, or {class,
-// content}): the first ``first`` rows now, the rest when ``more(added)`` is called — a chunk
-// a frame, ``added`` called with each chunk's rows; it resolves once every row is in. The
-// table is ``aria-busy`` until then.
+// content}): the first ``first`` rows now, the rest when ``fill()`` is called, in one append.
+// The table is ``aria-busy`` until then.
 function rowsTable(id, columns, rows, first = rows.length) {
   const build = (row) => {
     const { id: rowId, cells } = row();
@@ -376,23 +395,11 @@ function rowsTable(id, columns, rows, first = rows.length) {
   const body = h("tbody", {}, rows.slice(0, first).map(build));
   const node = h("table", { id, class: "explain", "aria-busy": rows.length > first ? "true" : null },
     h("thead", {}, h("tr", {}, columns.map((c) => h("th", {}, c)))), body);
-  let next = first;
-  const more = (added) => new Promise((resolve) => {
-    const chunk = () => {
-      if (next >= rows.length) {
-        node.removeAttribute("aria-busy");
-        resolve();
-        return;
-      }
-      const built = rows.slice(next, next + ROWS_PER_FRAME).map(build);
-      next += built.length;
-      body.append(...built);
-      added(built);
-      requestAnimationFrame(chunk);
-    };
-    chunk();
-  });
-  return { node, more };
+  const fill = () => {
+    body.append(...rows.slice(first).map(build));
+    node.removeAttribute("aria-busy");
+  };
+  return { node, fill };
 }
 
 // How a record was reached: its seed's source, then each hop (via) to it.
