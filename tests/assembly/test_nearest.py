@@ -105,6 +105,15 @@ async def _index_valid(db: AsyncEngine, schema: str) -> bool | None:
             {"name": nearest.index_name(literal)},
         )
         value = found.scalar()
+        if value:  # the GIN indexes of the keyword and full-text nominations with it
+            valid = await connection.execute(
+                text(
+                    "SELECT bool_and(i.indisvalid), count(*) FROM pg_class c"
+                    " JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = ANY(:names)"
+                ),
+                {"names": list(nearest.index_names(literal))},
+            )
+            assert tuple(valid.one()) == (True, 3)
     return None if value is None else bool(value)
 
 
@@ -215,5 +224,46 @@ async def test_a_record_near_by_its_chunk_only_is_nominated_through_the_index(
     seeds = await _seeds(app, owner, trigger, schema)
     assert seeds[0].record_id == long  # its chunk is the trigger's vector itself
     assert [s.record_id for s in seeds] == [
+        s.record_id for s in await _exact(app, owner, trigger, schema)
+    ]
+
+
+async def test_the_schema_set_has_gin_indexes_of_its_keywords_and_lexemes(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
+) -> None:
+    """The keyword and full-text nominations can read posting lists of the searched records
+    alone (at scale the planner takes them: benchmarks/results/seeds_scale.md); a record
+    only they nominate is found as by the exact ranking."""
+    rng, schema, base = _world(13)
+    owner = app.state.resources.default_tenant
+    # The index's pool (50) fills with records at cosine ~0.55 to the trigger; one at ~0.25
+    # shares the trigger's rare word: only the full-text nomination brings it in, and its
+    # lexical score then ranks it first.
+    await _insert(db, owner, schema, [_unit(rng, base, 1.5) for _ in range(60)], "plain")
+    away = rng.standard_normal(DIM)
+    (word,) = await _insert(db, owner, schema, [_unit(rng, 0.25 * base + away, 0.0)], "quetzal ")
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "quetzal ")
+    await _seeds(app, owner, trigger, schema)  # starts the build
+    await indexes.wait()
+    assert await _index_valid(db, schema) is True
+    literal = nearest.schema_list([schema])
+    assert literal is not None
+    _hnsw, keywords, lexemes = nearest.index_names(literal)
+    async with db.connect() as connection:
+        found = await connection.execute(
+            text("SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(:names)"),
+            {"names": [keywords, lexemes]},
+        )
+        definitions = dict(found.tuples().all())
+    predicate = f"WHERE (schema_name = ANY (ARRAY['{schema}'::text]))"
+    assert definitions[keywords].endswith(f"USING gin (entity_keywords) {predicate}")
+    assert definitions[lexemes].endswith(f"USING gin (search_vector) {predicate}")
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+    async with tenant_session(factory, owner) as session:
+        assert await semantic_source._near(session, owner, source, NONE) == literal
+        batch = await semantic_source.semantic_seeds(session, owner, trigger, source, [], [], NONE)
+    assert batch.seeds[0].record_id == word
+    assert [s.record_id for s in batch.seeds] == [
         s.record_id for s in await _exact(app, owner, trigger, schema)
     ]
