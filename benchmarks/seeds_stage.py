@@ -47,6 +47,7 @@ def driver(args: argparse.Namespace) -> None:
     events = trigger_events(corpus, args.triggers + args.warmup)
     events_file = CACHE / f"seeds-stage-events-{args.scale}.json"
     events_file.write_text(json.dumps(events))
+    # NAME=SRC; a NAME ending in -nogin runs without the schema set's GIN indexes.
     variants = dict(v.partition("=")[::2] for v in args.variant) or {"this": str(REPO / "src")}
     if args.database_url:
         _compare(args, variants, events_file, args.database_url)
@@ -58,21 +59,41 @@ def driver(args: argparse.Namespace) -> None:
 
 def _compare(args: argparse.Namespace, variants: dict[str, str], events: Path, url: str) -> None:
     names = list(variants)
+    explained = args.explain_file or str(RESULTS / f"seeds_stage-explain-{args.scale}.txt")
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for round_ in range(args.rounds):
         order = names[round_ % len(names) :] + names[: round_ % len(names)]
         for name in order:
+            asyncio.run(_gin_siblings(url, present=not name.endswith("-nogin")))
             explain = args.explain if round_ == 0 and name == names[-1] else 0
             command = [
                 sys.executable, __file__, "child", "--src", variants[name],
                 "--database-url", url, "--events", str(events),
                 "--warmup", str(args.warmup), "--explain", str(explain),
-                "--explain-file", str(RESULTS / f"seeds_stage-explain-{args.scale}.txt"),
+                "--explain-file", explained, *(["--memory-graph"] if args.memory_graph else []),
             ]  # fmt: skip
-            out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-            runs[name] += json.loads(out.strip().splitlines()[-1])
+            done = subprocess.run(command, check=True, capture_output=True, text=True)
+            runs[name] += json.loads(done.stdout.strip().splitlines()[-1])
+            print(done.stderr.strip().splitlines()[-1], flush=True)
             print(f"round {round_} {name} done", flush=True)
     print(_report(args, names, runs))
+
+
+async def _gin_siblings(url: str, *, present: bool) -> None:
+    """The partial GIN indexes beside the default agent's HNSW one, made or dropped: a
+    variant named ``*-nogin`` runs without them (as before they existed)."""
+    from perfbench.recall import SEMANTIC_SCHEMAS
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from cairn.context.sources import nearest
+
+    literal = nearest.schema_list(SEMANTIC_SCHEMAS)
+    assert literal is not None
+    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
+    async with engine.connect() as connection:
+        for name, ddl in nearest.index_ddls(literal)[1:]:
+            await connection.exec_driver_sql(ddl if present else f"DROP INDEX IF EXISTS {name}")
+    await engine.dispose()
 
 
 def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) -> str:
@@ -85,6 +106,7 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
         " | semantic id overlap | all sources' seeds identical |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    notes: list[str] = []
     for name in names:
         rows = runs[name]
         ms = sorted(row["ms"] for row in rows)
@@ -106,7 +128,19 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
             f"{statistics.fmean(overlaps):.4f}", f"{all_same} of {len(first)}",
         ]  # fmt: skip
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        generic = sum(row["plans"][0] > 0 for row in rows)
+        notes.append(
+            f"{name}: {generic} of {len(rows)} assemblies on a connection that had a generic"
+            " plan of the seed statement"
+        )
+    return "\n".join([*lines, "", *notes])
+
+
+_PLANS_SQL = (
+    "SELECT CAST(coalesce(sum(generic_plans), 0) AS int),"
+    " CAST(coalesce(sum(custom_plans), 0) AS int)"
+    " FROM pg_prepared_statements WHERE statement LIKE 'SELECT (SELECT coalesce(json_agg%'"
+)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -118,6 +152,9 @@ def child(args: argparse.Namespace) -> None:
     os.environ.setdefault("CAIRN_LOG_LEVEL", "WARNING")
     events = json.loads(Path(args.events).read_text())
     rows, plans = asyncio.run(_run_child(args, events))
+    status = Path("/proc/self/status").read_text()
+    rss = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS"))
+    print(f"child {args.src}: RSS {int(rss) / 1024:.1f} MB at the end", file=sys.stderr)
     if plans:
         Path(args.explain_file).write_text("\n\n".join(plans) + "\n")
     print(json.dumps(rows))
@@ -128,7 +165,7 @@ async def _run_child(
 ) -> tuple[list[Any], list[str]]:
     import uuid
 
-    from sqlalchemy import event as sa_event
+    from sqlalchemy import event as sa_event, text
 
     from cairn.config import Settings
     from cairn.context import assemble, sources
@@ -145,7 +182,7 @@ async def _run_child(
     builder = ContextBuilder.create(
         settings, sessions, Transforms(settings.transforms), NoEmbedder()
     )
-    if settings.context.graph_in_memory:
+    if args.memory_graph:  # as the worker does (its load takes minutes at 1M)
         from cairn.context.graph_memory import GraphMemory
 
         builder.graphs = GraphMemory()
@@ -158,6 +195,7 @@ async def _run_child(
             captured.append((statement, params))
 
     gather = sources.gather
+    _PLANS = text(_PLANS_SQL)
     seen: dict[str, Any] = {}
 
     async def timed(request: Any) -> Any:
@@ -175,6 +213,9 @@ async def _run_child(
             for seed in batch.seeds
         ]
         seen["statements"] = list(captured)
+        # Whether this connection's prepared seed statement is planned anew each time.
+        plans = await request.session.execute(_PLANS)
+        seen["plans"] = list(plans.one())
         return batches
 
     assemble.sources.gather = timed  # type: ignore[attr-defined]
@@ -188,7 +229,8 @@ async def _run_child(
             if n < args.warmup:
                 continue
             rows.append(
-                {"trigger": event["breadcrumb_id"], "ms": seen["ms"], "seeds": seen["seeds"]}
+                {key: seen[key] for key in ("ms", "seeds", "plans")}
+                | {"trigger": event["breadcrumb_id"]}
             )
             if len(plans) < args.explain:
                 plans.append(await _explain(engine, event["breadcrumb_id"], seen))
@@ -221,6 +263,9 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[], help="NAME=SRC (repeat)")
     parser.add_argument("--explain", type=int, default=0)
     parser.add_argument("--explain-file", default="")
+    parser.add_argument(
+        "--memory-graph", action="store_true", help="walk the worker's in-memory graph"
+    )
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")
     parser.add_argument("--events", default="")

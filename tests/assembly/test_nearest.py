@@ -152,9 +152,15 @@ async def test_a_large_subset_is_searched_through_its_index_with_the_exact_seeds
         plan = "\n".join(
             row[0] for row in await session.execute(text("EXPLAIN ANALYZE " + hybrid[0]), hybrid[1])
         )
-    index_scan = next(line for line in plan.splitlines() if nearest.index_name(near) in line)
+    scans = [
+        line
+        for line in plan.splitlines()
+        if f"Index Scan using {nearest.index_name(near)} " in line
+    ]
     # All the pool: the statement raised ef_search from its default (40) before the scan.
-    assert "never executed" not in index_scan and "rows=50 loops" in index_scan
+    assert "never executed" not in scans[0] and "rows=50 loops" in scans[0]
+    # The guard's second, wider scan runs only when the first is proven to have missed.
+    assert len(scans) == 2 and "never executed" in scans[1]
     seeds = await _seeds(app, owner, trigger, schema)
     assert [s.record_id for s in seeds] == [s.record_id for s in exact]
     assert [s.score for s in seeds] == pytest.approx([s.score for s in exact], abs=1e-9)
@@ -267,3 +273,38 @@ async def test_the_schema_set_has_gin_indexes_of_its_keywords_and_lexemes(
     assert [s.record_id for s in batch.seeds] == [
         s.record_id for s in await _exact(app, owner, trigger, schema)
     ]
+
+
+async def test_a_scan_that_missed_a_nominated_nearer_record_is_repeated_wider(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
+) -> None:
+    """An HNSW scan whose search did not reach the trigger's neighbourhood returns a full
+    pool of the wrong records, which no row count reveals. Here the scan is made to return
+    the farthest records on purpose; one near record shares the trigger's rare word, so the
+    full-text nomination scores it nearer than the pool's farthest: the proof of a miss, on
+    which the statement scans again, wider, and its seeds are the exact ones."""
+    rng, schema, base = _world(17)
+    owner = app.state.resources.default_tenant
+    await _insert(db, owner, schema, [_unit(rng, base, 1.5) for _ in range(80)], "plain")
+    close = await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(9)], "close")
+    (shared,) = await _insert(db, owner, schema, [_unit(rng, base, 0.1)], "quetzal ")
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "quetzal ")
+    await _seeds(app, owner, trigger, schema)  # starts the build
+    await indexes.wait()
+    literal = nearest.schema_list([schema])
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+    exact = await _exact(app, owner, trigger, schema)
+    assert {s.record_id for s in exact} <= {shared, *close}
+    async with tenant_session(factory, owner) as session:
+        common = await CommonWords().of(session, owner)
+        sql, params = semantic_source._hybrid_sql(
+            owner, Probe(trigger), source, [], common, [], NONE, near=literal
+        ) or ("", {})
+        scan = "ORDER BY embedding <=> (SELECT embedding FROM probe) LIMIT :pool"
+        assert sql.count(scan) == 2  # the scan, and the guard's wider one
+        missing = sql.replace(scan, scan.replace("LIMIT", "DESC LIMIT"), 1)
+        rows = (await session.execute(text(missing), params)).mappings().all()
+    seeds = semantic_source._read(source, [dict(row) for row in rows]).seeds
+    assert [s.record_id for s in seeds] == [s.record_id for s in exact]
+    assert [s.score for s in seeds] == pytest.approx([s.score for s in exact], abs=1e-9)
