@@ -13,7 +13,11 @@ records, per trigger, the seed stage's time (``sources.gather``) and every sourc
 (ids and scores); the first variant's seeds are the reference the others are compared
 with. ``--explain N``: the last variant also runs ``EXPLAIN (ANALYZE, BUFFERS)`` of the
 seed statement exactly as sent (driver-level SQL and parameters) for N triggers, written to
-``benchmarks/results/seeds_scale-explain-<scale>.txt``.
+``--explain-file`` (default ``benchmarks/results/seeds_stage-explain-<scale>.txt``). A
+variant named ``*-nogin`` runs with the schema set's GIN indexes dropped (as before they
+existed), the others with them made. Each child reports its RSS at the end;
+``--memory-graph`` makes it walk the worker's in-memory graph (loaded in the warm-up), as
+the worker does — without it the graph is walked by SQL and the children start in seconds.
 """
 
 from __future__ import annotations
