@@ -127,7 +127,8 @@ async def load(corpus: Corpus, database_url: str, dsn: str) -> dict[str, float]:
         # subset is large (context.sources.nearest); a small one is searched exactly anyway.
         literal = nearest.schema_list(SEMANTIC_SCHEMAS)
         assert literal is not None
-        await connection.execute(nearest.index_ddl(literal))
+        for _name, ddl in nearest.index_ddls(literal):
+            await connection.execute(ddl)
         timings["semantic_index_s"] = time.perf_counter() - started
         started = time.perf_counter()
         # What autovacuum does to freshly loaded tables soon after: statistics, and the

@@ -105,6 +105,15 @@ async def _index_valid(db: AsyncEngine, schema: str) -> bool | None:
             {"name": nearest.index_name(literal)},
         )
         value = found.scalar()
+        if value:  # the GIN indexes of the keyword and full-text nominations with it
+            valid = await connection.execute(
+                text(
+                    "SELECT bool_and(i.indisvalid), count(*) FROM pg_class c"
+                    " JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = ANY(:names)"
+                ),
+                {"names": list(nearest.index_names(literal))},
+            )
+            assert tuple(valid.one()) == (True, 3)
     return None if value is None else bool(value)
 
 
@@ -143,9 +152,15 @@ async def test_a_large_subset_is_searched_through_its_index_with_the_exact_seeds
         plan = "\n".join(
             row[0] for row in await session.execute(text("EXPLAIN ANALYZE " + hybrid[0]), hybrid[1])
         )
-    index_scan = next(line for line in plan.splitlines() if nearest.index_name(near) in line)
+    scans = [
+        line
+        for line in plan.splitlines()
+        if f"Index Scan using {nearest.index_name(near)} " in line
+    ]
     # All the pool: the statement raised ef_search from its default (40) before the scan.
-    assert "never executed" not in index_scan and "rows=50 loops" in index_scan
+    assert "never executed" not in scans[0] and "rows=50 loops" in scans[0]
+    # The guard's second, wider scan runs only when the first is proven to have missed.
+    assert len(scans) == 2 and "never executed" in scans[1]
     seeds = await _seeds(app, owner, trigger, schema)
     assert [s.record_id for s in seeds] == [s.record_id for s in exact]
     assert [s.score for s in seeds] == pytest.approx([s.score for s in exact], abs=1e-9)
@@ -217,3 +232,79 @@ async def test_a_record_near_by_its_chunk_only_is_nominated_through_the_index(
     assert [s.record_id for s in seeds] == [
         s.record_id for s in await _exact(app, owner, trigger, schema)
     ]
+
+
+async def test_the_schema_set_has_gin_indexes_of_its_keywords_and_lexemes(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
+) -> None:
+    """The keyword and full-text nominations can read posting lists of the searched records
+    alone (at scale the planner takes them: benchmarks/results/seeds_scale.md); a record
+    only they nominate is found as by the exact ranking."""
+    rng, schema, base = _world(13)
+    owner = app.state.resources.default_tenant
+    # The index's pool (50) fills with records at cosine ~0.55 to the trigger; one at ~0.25
+    # shares the trigger's rare word: only the full-text nomination brings it in, and its
+    # lexical score then ranks it first.
+    await _insert(db, owner, schema, [_unit(rng, base, 1.5) for _ in range(60)], "plain")
+    away = rng.standard_normal(DIM)
+    (word,) = await _insert(db, owner, schema, [_unit(rng, 0.25 * base + away, 0.0)], "quetzal ")
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "quetzal ")
+    await _seeds(app, owner, trigger, schema)  # starts the build
+    await indexes.wait()
+    assert await _index_valid(db, schema) is True
+    literal = nearest.schema_list([schema])
+    assert literal is not None
+    _hnsw, keywords, lexemes = nearest.index_names(literal)
+    async with db.connect() as connection:
+        found = await connection.execute(
+            text("SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(:names)"),
+            {"names": [keywords, lexemes]},
+        )
+        definitions = dict(found.tuples().all())
+    predicate = f"WHERE (schema_name = ANY (ARRAY['{schema}'::text]))"
+    assert definitions[keywords].endswith(f"USING gin (entity_keywords) {predicate}")
+    assert definitions[lexemes].endswith(f"USING gin (search_vector) {predicate}")
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+    async with tenant_session(factory, owner) as session:
+        assert await semantic_source._near(session, owner, source, NONE) == literal
+        batch = await semantic_source.semantic_seeds(session, owner, trigger, source, [], [], NONE)
+    assert batch.seeds[0].record_id == word
+    assert [s.record_id for s in batch.seeds] == [
+        s.record_id for s in await _exact(app, owner, trigger, schema)
+    ]
+
+
+async def test_a_scan_that_missed_a_nominated_nearer_record_is_repeated_wider(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes
+) -> None:
+    """An HNSW scan whose search did not reach the trigger's neighbourhood returns a full
+    pool of the wrong records, which no row count reveals. Here the scan is made to return
+    the farthest records on purpose; one near record shares the trigger's rare word, so the
+    full-text nomination scores it nearer than the pool's farthest: the proof of a miss, on
+    which the statement scans again, wider, and its seeds are the exact ones."""
+    rng, schema, base = _world(17)
+    owner = app.state.resources.default_tenant
+    await _insert(db, owner, schema, [_unit(rng, base, 1.5) for _ in range(80)], "plain")
+    close = await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(9)], "close")
+    (shared,) = await _insert(db, owner, schema, [_unit(rng, base, 0.1)], "quetzal ")
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "quetzal ")
+    await _seeds(app, owner, trigger, schema)  # starts the build
+    await indexes.wait()
+    literal = nearest.schema_list([schema])
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+    exact = await _exact(app, owner, trigger, schema)
+    assert {s.record_id for s in exact} <= {shared, *close}
+    async with tenant_session(factory, owner) as session:
+        common = await CommonWords().of(session, owner)
+        sql, params = semantic_source._hybrid_sql(
+            owner, Probe(trigger), source, [], common, [], NONE, near=literal
+        ) or ("", {})
+        scan = "ORDER BY embedding <=> (SELECT embedding FROM probe) LIMIT :pool"
+        assert sql.count(scan) == 2  # the scan, and the guard's wider one
+        missing = sql.replace(scan, scan.replace("LIMIT", "DESC LIMIT"), 1)
+        rows = (await session.execute(text(missing), params)).mappings().all()
+    seeds = semantic_source._read(source, [dict(row) for row in rows]).seeds
+    assert [s.record_id for s in seeds] == [s.record_id for s in exact]
+    assert [s.score for s in seeds] == pytest.approx([s.score for s in exact], abs=1e-9)

@@ -242,6 +242,7 @@ def _hybrid_sql(
     params["exhaustive_rows"] = LEXICAL_EXHAUSTIVE_ROWS
     if near is not None:
         params["ef_search"] = str(nearest.ef_search(params["pool"]))
+        params["ef_wide"] = str(nearest.WIDE_EF_SEARCH)
     query = f"""
         WITH probe AS ({probe.row_sql()}),
         terms AS (SELECT DISTINCT lexeme FROM probe, unnest(probe.tsv)),
