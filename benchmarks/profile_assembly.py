@@ -58,7 +58,7 @@ def driver(args: argparse.Namespace) -> None:
             "--database-url", services.database_url, "--nats-url", services.nats_url,
             "--events", str(events_file), "--warmup", str(args.warmup),
             *(["--sql-graph"] if args.sql_graph else []), *(["--cpu"] if args.cpu else []),
-            *(["--counts"] if args.counts else []),
+            *(["--counts"] if args.counts else []), *(["--dump", args.dump] if args.dump else []),
         ]  # fmt: skip
         for round_ in range(args.rounds):
             shift = round_ % len(variants)
@@ -177,6 +177,8 @@ async def _run_child(
                 sample["write"] = (committed - started_write["at"]) * 1000
                 sample["e2e"] = (committed - started) * 1000
                 sample["digest"] = _digest(event["breadcrumb_id"], row["context"])
+                if args.dump:
+                    _dump(Path(args.dump), event["breadcrumb_id"], row["context"])
                 if counts is not None:
                     sample.update(counts)
                     counts.clear()
@@ -276,6 +278,17 @@ def _digest(trigger: str, context: dict[str, Any]) -> list[str]:
     return [trigger, hashlib.sha256(canonical).hexdigest()]
 
 
+def _dump(directory: Path, trigger: str, context: dict[str, Any]) -> None:
+    """--dump: each trigger's text and explanation, one file per run of it, to diff the
+    ones that differ."""
+    directory.mkdir(parents=True, exist_ok=True)
+    kept = {"text": context["formatted_context"], "explain": context["explain"]}
+    runs = len(list(directory.glob(f"{trigger}-*.json")))
+    (directory / f"{trigger}-{runs}.json").write_text(
+        json.dumps(kept, sort_keys=True, indent=1, default=str)
+    )
+
+
 def _differing(samples: dict[str, list[dict[str, Any]]]) -> str:
     """Per variant, the triggers whose context or explanation differ from the first
     variant's (the baseline's) first run of them."""
@@ -290,6 +303,7 @@ def _differing(samples: dict[str, list[dict[str, Any]]]) -> str:
         lines.append(
             f"contexts or explanations that differ, {name} vs {names[0]}:"
             f" {len(differ)} of {len({t for t, _ in runs})} triggers"
+            + (f" ({', '.join(sorted(differ)[:5])})" if differ else "")
         )
     return "\n".join(lines)
 
@@ -317,6 +331,7 @@ def main() -> None:
     parser.add_argument(
         "--counts", action="store_true", help="per assembly: cache hits, renders, encodes"
     )
+    parser.add_argument("--dump", default="", help="a directory: every context, per run")
     parser.add_argument("--name", default="quick")
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")
