@@ -58,6 +58,7 @@ def driver(args: argparse.Namespace) -> None:
             "--database-url", services.database_url, "--nats-url", services.nats_url,
             "--events", str(events_file), "--warmup", str(args.warmup),
             *(["--sql-graph"] if args.sql_graph else []), *(["--cpu"] if args.cpu else []),
+            *(["--counts"] if args.counts else []), *(["--dump", args.dump] if args.dump else []),
         ]  # fmt: skip
         for round_ in range(args.rounds):
             shift = round_ % len(variants)
@@ -87,9 +88,16 @@ def _median(rows: list[dict[str, Any]], key: str) -> float:
     return statistics.median(values) if values else 0.0
 
 
+_COUNTS = [
+    "records_loaded", "records_sent", "blocks_wanted", "blocks_cached", "blocks_rendered",
+    "tiktoken_encodes",
+]  # fmt: skip
+
+
 def _table(samples: dict[str, list[dict[str, Any]]]) -> str:
     keys = ["e2e", "trigger", "signals", "seeds", "graph", "render_items", "rank", "select"]
     keys += ["render", "write"]
+    keys += [k for k in _COUNTS if any(k in row for rows in samples.values() for row in rows)]
     names = list(samples)
     lines = [
         "| phase p50 ms | " + " | ".join(names) + " |",
@@ -153,6 +161,7 @@ async def _run_child(
 
         builder.graphs = GraphMemory()  # loaded in the first (warm-up) walk
     tune_collector()
+    counts = _count_work(builder) if args.counts else None
     owner = uuid.UUID(OWNER)
     rows: list[dict[str, Any]] = []
     profile = ""
@@ -168,7 +177,14 @@ async def _run_child(
                 sample["write"] = (committed - started_write["at"]) * 1000
                 sample["e2e"] = (committed - started) * 1000
                 sample["digest"] = _digest(event["breadcrumb_id"], row["context"])
+                if args.dump:
+                    _dump(Path(args.dump), event["breadcrumb_id"], row["context"])
+                if counts is not None:
+                    sample.update(counts)
+                    counts.clear()
                 rows.append(sample)
+            if counts is not None:
+                counts.clear()
 
     for event in events[: args.warmup]:
         await one(event, False)
@@ -196,11 +212,81 @@ async def _run_child(
     return rows, profile
 
 
+def _count_work(builder: Any) -> dict[str, int]:
+    """--counts: per assembly, what the caches saved and what was done again — records sent
+    whole vs from the record cache, blocks from the block cache vs rendered (Jinja/compact),
+    and texts tiktoken encoded (the counter's own cache missed)."""
+    from cairn.context import records as records_module, render as render_module
+
+    counts: dict[str, int] = {}
+
+    def bump(key: str, by: int = 1) -> None:
+        counts[key] = counts.get(key, 0) + by
+
+    to_record = records_module.to_record
+
+    def counted_to_record(row: Any) -> Any:
+        bump("records_sent")
+        return to_record(row)
+
+    records_module.to_record = counted_to_record
+    load_cached = records_module.load_records_cached
+
+    async def counted_load(session: Any, owner: Any, ids: Any, *rest: Any, **k: Any) -> Any:
+        found = await load_cached(session, owner, ids, *rest, **k)
+        bump("records_loaded", len(found))
+        return found
+
+    records_module.load_records_cached = counted_load
+    for module in list(sys.modules.values()):  # whoever imported the name
+        if getattr(module, "load_records_cached", None) is load_cached:
+            module.load_records_cached = counted_load  # type: ignore[attr-defined]
+    init = render_module.ItemBlocks.__init__
+
+    def counted_init(self: Any, *a: Any, **k: Any) -> None:
+        init(self, *a, **k)
+        bump("blocks_wanted", len(k.get("keys") or {}))
+        bump("blocks_cached", len(getattr(self, "_cached", ())))
+
+    render_module.ItemBlocks.__init__ = counted_init  # type: ignore[method-assign]
+    render_resolved = builder.transforms.render_resolved
+
+    async def counted_render(records: Any, definitions: Any) -> Any:
+        bump("blocks_rendered", len(records))
+        return await render_resolved(records, definitions)
+
+    builder.transforms.render_resolved = counted_render
+    uncached = builder.counter._uncached_count
+    counter_cache = builder.counter._count
+
+    def counted_uncached(text: str) -> int:
+        bump("tiktoken_encodes")
+        return int(uncached(text))
+
+    import functools
+
+    builder.counter._count = functools.lru_cache(maxsize=counter_cache.cache_info().maxsize)(
+        counted_uncached
+    )
+    return counts
+
+
 def _digest(trigger: str, context: dict[str, Any]) -> list[str]:
     """What must not change between variants: the text and the explanation."""
     kept = {"text": context["formatted_context"], "explain": context["explain"]}
     canonical = json.dumps(kept, sort_keys=True, default=str).encode()
     return [trigger, hashlib.sha256(canonical).hexdigest()]
+
+
+def _dump(directory: Path, trigger: str, context: dict[str, Any]) -> None:
+    """--dump: each trigger's text and explanation, one file per run of it, to diff the
+    ones that differ."""
+    directory.mkdir(parents=True, exist_ok=True)
+    kept = {"text": context["formatted_context"], "explain": context["explain"]}
+    runs = len(list(directory.glob(f"{trigger}-*.json")))
+    (directory / f"{trigger}-{runs}.json").write_text(
+        json.dumps(kept, sort_keys=True, indent=1, default=str)
+    )
 
 
 def _differing(samples: dict[str, list[dict[str, Any]]]) -> str:
@@ -217,6 +303,7 @@ def _differing(samples: dict[str, list[dict[str, Any]]]) -> str:
         lines.append(
             f"contexts or explanations that differ, {name} vs {names[0]}:"
             f" {len(differ)} of {len({t for t, _ in runs})} triggers"
+            + (f" ({', '.join(sorted(differ)[:5])})" if differ else "")
         )
     return "\n".join(lines)
 
@@ -241,6 +328,10 @@ def main() -> None:
         "--sql-graph", action="store_true", help="walk by SQL, not the worker's in-memory graph"
     )
     parser.add_argument("--cpu", action="store_true", help="phases in CPU time, not wall time")
+    parser.add_argument(
+        "--counts", action="store_true", help="per assembly: cache hits, renders, encodes"
+    )
+    parser.add_argument("--dump", default="", help="a directory: every context, per run")
     parser.add_argument("--name", default="quick")
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")

@@ -127,3 +127,24 @@ async def test_an_evicted_record_is_loaded_in_full(client: httpx.AsyncClient, ap
     cache = RecordCache(2)  # holds two: loading three evicts one while the query runs
     await _load(app, ids, cache, frozenset())
     assert await _load(app, ids, cache, frozenset()) == await _load(app, ids, None, frozenset())
+
+
+async def test_embeddings_are_sent_only_when_asked_for(
+    client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    ids = [
+        await post(client, schema_name="note.v1", title=f"x{i}", context={"text": f"x {i}"})
+        for i in range(2)
+    ]
+    resources = app.state.resources
+    tenant = resources.default_tenant
+    cache = RecordCache(100)
+    async with tenant_session(resources.session_factory, tenant) as session:
+        without = await load_records_cached(session, tenant, ids, frozenset(), cache, vectors=False)
+        assert without == await load_records(session, tenant, ids, frozenset())
+        assert all(cache.vector(i, without[i].version or 0) is None for i in ids)
+
+        fresh = RecordCache(100)
+        found = await load_records_cached(session, tenant, ids, frozenset(), fresh)
+        vectors = [fresh.vector(i, found[i].version or 0) for i in ids]
+        assert all(v is not None and abs(float(v @ v) - 1.0) < 1e-5 for v in vectors)

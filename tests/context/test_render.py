@@ -653,3 +653,32 @@ def test_the_exact_count_takes_the_blocks_counts_from_the_cache(counter: TokenCo
     before = counter._count.cache_info().misses
     assert exact_count(counter, [*chunks[:2], "⟦item · other⟧\nnew\n"]) > 0
     assert counter._count.cache_info().misses == before + 1  # only the new chunk is encoded
+
+
+def _redundant_by_splitting(title: str, body: str, schema: str) -> bool:
+    """``title_is_redundant`` as it was: the body always split into words."""
+    words = re.compile(r"[^\W_]+")
+    title_words = words.findall(title.casefold())
+    if not title_words:
+        return True
+    if f" {' '.join(title_words)} " in f" {' '.join(words.findall(body.casefold()))} ":
+        return True
+    named = {w for w in words.findall(schema.casefold()) if not re.fullmatch(r"v\d+", w)}
+    return set(title_words) <= named
+
+
+_TEXT = st.lists(
+    st.sampled_from(["Ada", "ada", "STRASSE", "straße", "ß", "ss", "a", "b", "ab", "v1"])
+    | st.text(alphabet="ab _-.\n⟦", max_size=4),
+    max_size=8,
+).map(" ".join)
+
+
+@given(title=_TEXT, body=_TEXT, schema=st.sampled_from(["note.v1", "ada.v2", "", "ss.ab"]))
+def test_a_redundant_title_is_judged_as_by_splitting_the_body(
+    title: str, body: str, schema: str
+) -> None:
+    from cairn.context.render import title_is_redundant
+
+    found = title_is_redundant(record(1, title=title, schema_name=schema or None), body)
+    assert found == _redundant_by_splitting(title, body, schema)

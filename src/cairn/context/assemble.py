@@ -136,7 +136,7 @@ async def assemble(
             seed_costs=_seed_costs(seeds), max_candidates=options.max_candidates,
             cache=record_cache, quiet=trigger.id,
             scope=sessions if agent.session_scoped_graph else None, isolated=isolated,
-            memory=graphs,
+            memory=graphs, vectors=agent.ranking.compares_content or bool(isolated),
         )  # fmt: skip
     named = {item.record_id for item in upstream}  # a record is dropped once, where first met
     walked_past = [

@@ -170,6 +170,7 @@ async def load_graph(
     scope: Sequence[str] | None = None,
     isolated: frozenset[str] = frozenset(),
     memory: GraphMemory | None = None,
+    vectors: bool = True,
 ) -> Graph:
     """Records and edges within ``radius`` hops of ``seeds`` (``preloaded`` records, such as
     the trigger, are reused, not fetched again); at most the seeds plus the
@@ -178,7 +179,8 @@ async def load_graph(
     ``quiet``'s temporal edges are left out; with ``scope``, records of other sessions; with
     ``isolated`` domains, their records (listed in ``Graph.isolated`` when reached). With
     ``memory``, the walk and the edges come from the tenant's arrays (context.walk_memory),
-    the same answers without their queries; only the records are read."""
+    the same answers without their queries; only the records are read. ``vectors``: whether
+    the records the cache lacks come with their embeddings (for the cache)."""
     seed_ids = list(dict.fromkeys(seeds))
     walk = await _memory_walk(session, owner_id, memory, fanout, quiet, excluded, scope, isolated)
     if max_candidates is None:
@@ -212,7 +214,10 @@ async def load_graph(
     records = {k: v for k, v in (preloaded or {}).items() if k in reached}
     missing = reached - records.keys()
     if missing and cache is not None:
-        records.update(await load_records_cached(session, owner_id, missing, excluded, cache))
+        loaded = await load_records_cached(
+            session, owner_id, missing, excluded, cache, vectors=vectors
+        )
+        records.update(loaded)
     elif missing:
         records.update(await load_records(session, owner_id, missing, excluded))
     return Graph(records=records, edges=edges, isolated=tuple(isolated_ids))

@@ -145,15 +145,34 @@ def cached_vectors(
 
 # What a record cached at its version has as it is: only its domains can change without a
 # new version, so only they (and the id) are sent for it.
-_CACHED_COLUMNS = ", ".join(
-    f"CASE WHEN k.version IS NULL THEN {value} END AS {column}"
-    for column, value in (
-        ("owner_id", "b.owner_id"), ("schema_name", "b.schema_name"),
-        ("created_at", "b.created_at"), ("updated_at", "b.updated_at"),
-        ("title", "b.title"), ("tags", "b.tags"), ("context", "b.context"),
-        ("llm_hints", "b.llm_hints"), ("vector", "vector_send(b.embedding)"),
-    )
+_CONTENT_COLUMNS = (
+    ("owner_id", "b.owner_id"), ("schema_name", "b.schema_name"),
+    ("created_at", "b.created_at"), ("updated_at", "b.updated_at"),
+    ("title", "b.title"), ("tags", "b.tags"), ("context", "b.context"),
+    ("llm_hints", "b.llm_hints"),
 )  # fmt: skip
+
+
+def _cached_columns(vectors: bool) -> str:
+    sent = [*_CONTENT_COLUMNS, ("vector", "vector_send(b.embedding)" if vectors else "NULL")]
+    return ", ".join(f"CASE WHEN k.version IS NULL THEN {v} END AS {c}" for c, v in sent)
+
+
+def _cached_query(vectors: bool) -> str:
+    return (
+        "SELECT b.id, b.version, b.domains,"
+        f" k.version IS NOT NULL AS cached, {_cached_columns(vectors)}"
+        " FROM breadcrumbs b LEFT JOIN unnest(CAST(:known_ids AS uuid[]),"
+        " CAST(:known_versions AS int[])) AS k(id, version)"
+        " ON k.id = b.id AND k.version = b.version"
+        f" WHERE b.owner_id = :owner AND b.id = ANY(:ids) AND {LIVE} AND {NOT_EXCLUDED}"
+    )
+
+
+# An embedding is 1.5 kB a record to send and decode; an assembly that neither compares
+# content nor judges domains never reads it (context.ranking and context.isolation fetch
+# what the cache lacks), so it is sent only when asked for.
+_CACHED_QUERIES = {vectors: text(_cached_query(vectors)) for vectors in (True, False)}
 
 
 async def load_records_cached(
@@ -162,18 +181,14 @@ async def load_records_cached(
     ids: Iterable[uuid.UUID],
     excluded: frozenset[str],
     cache: RecordCache,
+    *,
+    vectors: bool = True,
 ) -> dict[uuid.UUID, Record]:
-    """As :func:`load_records`; records cached at their current version are not sent."""
+    """As :func:`load_records`; records cached at their current version are not sent, and
+    the others' embeddings only with ``vectors``."""
     wanted = list(set(ids))
     known = cache.known(wanted)
-    query = text(
-        "SELECT b.id, b.version, b.domains,"
-        f" k.version IS NOT NULL AS cached, {_CACHED_COLUMNS}"
-        " FROM breadcrumbs b LEFT JOIN unnest(CAST(:known_ids AS uuid[]),"
-        " CAST(:known_versions AS int[])) AS k(id, version)"
-        " ON k.id = b.id AND k.version = b.version"
-        f" WHERE b.owner_id = :owner AND b.id = ANY(:ids) AND {LIVE} AND {NOT_EXCLUDED}"
-    )
+    query = _CACHED_QUERIES[vectors]
     params = {
         "owner": owner_id, "ids": wanted, "excluded": sorted(excluded),
         "known_ids": list(known), "known_versions": [r.version for r in known.values()],
