@@ -6,8 +6,9 @@ per connection per event and the time from the dispatch to the last connection's
 
 No sockets, no NATS: N connections are served by ``stream.response.event_stream`` through
 an ASGI app with Cairn's middleware stack (``--chain app``: FastAPI's route wrapper, the
-error boundary, the body limit, the request metrics, Starlette's error middleware) or
-straight (``--chain bare``), to a ``send`` that only counts. Events go through
+error boundary, the body limit, the request metrics, Starlette's error middleware), the
+same without some of them (``no-metrics``, ``no-boundary``, ``no-both``), or straight
+(``--chain bare``), to a ``send`` that only counts. Events go through
 ``Fanout.dispatch`` one at a time; each is done when all N sends returned. What this leaves
 out (the socket write, the client) is the same for any variant of the fan-out, so variants
 compare here without the machine's noise. Prints one JSON line.
@@ -70,12 +71,24 @@ async def _never() -> dict[str, Any]:
     raise AssertionError
 
 
-def app_for(connections: list[SseConnection]) -> FastAPI:
+# What each ``--chain`` leaves out of Cairn's stack (``api.app``): every layer that wraps
+# ``send`` is a call per connection per event.
+CHAINS = {
+    "app": set(),
+    "no-metrics": {"metrics"},
+    "no-boundary": {"boundary"},
+    "no-both": {"metrics", "boundary"},
+}
+
+
+def app_for(connections: list[SseConnection], without: set[str]) -> FastAPI:
     """Cairn's middleware stack around a route that serves the next connection."""
     app = FastAPI()
-    install_error_handlers(app)
+    if "boundary" not in without:
+        install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=1 << 20)
-    app.add_middleware(RequestMetrics)
+    if "metrics" not in without:
+        app.add_middleware(RequestMetrics)
     waiting = iter(connections)
 
     @app.get("/events/stream")
@@ -89,14 +102,14 @@ async def run(connections: int, events: int, chain: str) -> dict[str, Any]:
     feed, owner = Fanout(), uuid.uuid4()
     served = [SseConnection(feed, Selector(), owner, queue_size=1000) for _ in range(connections)]
     counter = Counter()
-    app = app_for(served)
+    app = app_for(served, CHAINS.get(chain, set()))
     tasks = []
     for connection in served:
         scope = {**SCOPE, "app": app}
-        if chain == "app":
-            serving = app(scope, _never, counter.send)
-        else:
+        if chain == "bare":
             serving = event_stream(connection, 60.0)(scope, _never, counter.send)
+        else:
+            serving = app(scope, _never, counter.send)
         tasks.append(asyncio.create_task(serving))
     while feed.listeners < connections or counter.sent < connections:  # CONNECTED everywhere
         await asyncio.sleep(0.001)
@@ -130,7 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--connections", type=int, default=200)
     parser.add_argument("--events", type=int, default=2000)
-    parser.add_argument("--chain", choices=["app", "bare"], default="app")
+    parser.add_argument("--chain", choices=[*CHAINS, "bare"], default="app")
     args = parser.parse_args()
     print(json.dumps(uvloop.run(run(args.connections, args.events, args.chain))))
 
