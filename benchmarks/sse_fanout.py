@@ -6,9 +6,10 @@ per connection per event and the time from the dispatch to the last connection's
 
 No sockets, no NATS: N connections are served by ``stream.response.event_stream`` through
 an ASGI app with Cairn's middleware stack (``--chain app``: FastAPI's route wrapper, the
-error boundary, the body limit, the request metrics, Starlette's error middleware), the
-same without some of them (``no-metrics``, ``no-boundary``, ``no-both``), or straight
-(``--chain bare``), to a ``send`` that only counts. Events go through
+error boundary, the body limit, the request metrics, Starlette's error middleware and,
+where the tree has it, ``stream.asgi.ServerSend``), the same without some of them
+(``app-no-skip``: body chunks through every layer; ``no-metrics``, ``no-boundary``,
+``no-both``), or straight (``--chain bare``), to a ``send`` that only counts. Events go through
 ``Fanout.dispatch`` one at a time; each is done when all N sends returned. What this leaves
 out (the socket write, the client) is the same for any variant of the fan-out, so variants
 compare here without the machine's noise. Prints one JSON line.
@@ -38,6 +39,11 @@ from cairn.events.selectors import Selector  # noqa: E402
 from cairn.stream.feed import Fanout  # noqa: E402
 from cairn.stream.response import event_stream  # noqa: E402
 from cairn.stream.sse import SseConnection  # noqa: E402
+
+try:  # (absent from the trees before body chunks skipped the middleware)
+    from cairn.stream.asgi import ServerSend
+except ImportError:
+    ServerSend = None  # type: ignore[assignment,misc]
 
 SCOPE = {
     "type": "http",
@@ -75,6 +81,7 @@ async def _never() -> dict[str, Any]:
 # ``send`` is a call per connection per event.
 CHAINS = {
     "app": set(),
+    "app-no-skip": {"skip"},
     "no-metrics": {"metrics"},
     "no-boundary": {"boundary"},
     "no-both": {"metrics", "boundary"},
@@ -89,6 +96,8 @@ def app_for(connections: list[SseConnection], without: set[str]) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=1 << 20)
     if "metrics" not in without:
         app.add_middleware(RequestMetrics)
+    if "skip" not in without and ServerSend is not None:
+        app.add_middleware(ServerSend)
     waiting = iter(connections)
 
     @app.get("/events/stream")

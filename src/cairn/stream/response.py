@@ -7,8 +7,9 @@ from typing import Any
 
 import anyio
 from sse_starlette import EventSourceResponse
-from starlette.types import Message, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from cairn.stream.asgi import server_send
 from cairn.stream.eager import Remainder, begin
 from cairn.stream.frames import SEPARATOR, ping_event
 from cairn.stream.sse import SseConnection
@@ -28,15 +29,23 @@ class EventStream(EventSourceResponse):
     It is also the connection's ``FrameWriter``: once the stream has begun, the feed's
     dispatch sends a frame through ``write`` itself while the response task waits for one
     (``SseConnection._send``), never while a ping holds sse-starlette's send lock, nor after
-    the response ended or the client left (``active``)."""
+    the response ended or the client left (``active``).
+
+    Body chunks, frames and pings, go to the server's ``send`` past the middleware
+    (``stream.asgi``); the response's start and end go through it."""
 
     def __init__(self, connection: SseConnection, **options: Any) -> None:
         super().__init__(connection.frames(), **options)
         self._connection = connection
-        self._asgi_send: Send | None = None
+        self._server_send: Send | None = None
+        self._chunks: Send | None = None  # where body chunks go, once the response began
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._server_send = server_send(scope)
+        await super().__call__(scope, receive, send)
 
     async def _stream_response(self, send: Send) -> None:
-        self._asgi_send = send
+        self._chunks = self._server_send or send
         self._connection.writer = self
         await super()._stream_response(send)
 
@@ -44,12 +53,12 @@ class EventStream(EventSourceResponse):
         return self.active and not self._send_lock.locked()
 
     def write(self, frame: bytes) -> Remainder | None:
-        assert self._asgi_send is not None
-        return begin(
-            self._asgi_send({"type": "http.response.body", "body": frame, "more_body": True})
-        )
+        assert self._chunks is not None
+        return begin(self._chunks({"type": "http.response.body", "body": frame, "more_body": True}))
 
     async def _send_with_timeout(self, send: Send, message: Message) -> None:
+        if self._chunks is not None and message.get("more_body"):
+            send = self._chunks
         if self.send_timeout is None:
             await send(message)
         else:
