@@ -57,6 +57,7 @@ from cairn.reindex.runner import Reindexer
 from cairn.secrets import endpoints as secrets
 from cairn.secrets.crypto import Keyring
 from cairn.stream import endpoints as stream
+from cairn.stream.asgi import ServerSend
 from cairn.stream.feed import EventFeed
 from cairn.transforms import Transforms
 from cairn.webhooks import endpoints as webhooks
@@ -122,6 +123,7 @@ def create_app(
     batch = {"/breadcrumbs/batch": limits.max_batch_body_bytes}
     app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes, larger=batch)
     app.add_middleware(RequestMetrics)
+    app.add_middleware(ServerSend)  # outermost: SSE body chunks skip the layers above
     return app
 
 

@@ -3,8 +3,11 @@ sse-starlette's ``EventSourceResponse`` (``stream.response``), which sends the f
 pings and ends the response the moment the client goes away (``frames``' ``finally`` then
 leaves the feed).
 
-A client that falls more than ``queue_size`` frames behind gets a ``reconnect`` frame and
-is closed.
+A frame goes out from the dispatch itself when the connection has nothing queued and
+nothing being sent (``FrameWriter``, ``stream.eager``): one ``send`` per connection and no
+task woken. Otherwise, and for the rest of a send that waits on a full socket, it goes
+through the queue, which the response task empties in order. A client that falls more than
+``queue_size`` frames behind gets a ``reconnect`` frame and is closed.
 
 Resumption (``Last-Event-ID``): the connection joins the feed first, so every event after the
 feed's position ``until`` reaches it, held back in ``backlog`` while it replays the events
@@ -22,7 +25,7 @@ import logging
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from nats.js import JetStreamContext
@@ -30,6 +33,7 @@ from prometheus_client import Counter, Gauge
 
 from cairn.events.payloads import STREAM_NAME
 from cairn.events.selectors import Selector
+from cairn.stream.eager import Remainder
 from cairn.stream.feed import Fanout, release
 from cairn.stream.frames import CONNECTED, RECONNECT, frame_bytes
 from cairn.stream.paths import Framing, connection_frame, path_frame
@@ -45,6 +49,20 @@ SLOW_CLIENT_GRACE_S = 5.0
 REPLAY_IDLE_S = 5.0
 
 
+# What waits to go out on a connection: a frame, or the rest of one's send begun at dispatch.
+Item = bytes | Remainder
+
+
+class FrameWriter(Protocol):
+    """The response of a connection, sending a frame from the dispatch."""
+
+    def idle(self) -> bool:
+        """Open, and sending nothing of its own (a ping)."""
+
+    def write(self, frame: bytes) -> Remainder | None:
+        """Send ``frame`` now; what is left of the send when the socket is full."""
+
+
 class FrameQueue:
     """The frames waiting to go out on one connection, oldest first. asyncio.Queue did the
     same with more bookkeeping per frame, and the fan-out puts and gets one frame per
@@ -54,7 +72,7 @@ class FrameQueue:
 
     def __init__(self, limit: int) -> None:
         self.limit = limit  # ``put`` waits while this many frames wait
-        self._frames: deque[bytes] = deque()
+        self._frames: deque[Item] = deque()
         self._reader: asyncio.Future[None] | None = None  # the response task, waiting
         self._room: asyncio.Future[None] | None = None  # ``put``, waiting
 
@@ -64,7 +82,7 @@ class FrameQueue:
     def empty(self) -> bool:
         return not self._frames
 
-    def put_nowait(self, frame: bytes) -> None:
+    def put_nowait(self, frame: Item) -> None:
         self._frames.append(frame)
         _wake(self._reader)
 
@@ -74,7 +92,7 @@ class FrameQueue:
             await self._room
         self.put_nowait(frame)
 
-    async def get(self) -> bytes:
+    async def get(self) -> Item:
         while not self._frames:
             self._reader = asyncio.get_running_loop().create_future()
             await self._reader
@@ -84,6 +102,9 @@ class FrameQueue:
         return self._frames.popleft()
 
     def clear(self) -> None:
+        for item in self._frames:
+            if isinstance(item, Remainder):
+                item.close()
         self._frames.clear()
         room, self._room = self._room, None
         _wake(room)
@@ -122,6 +143,8 @@ class SseConnection:
         self.delivered = since or 0
         self.backlog: list[tuple[int, bytes]] | None = None  # live frames held during replay
         self.dropped = False
+        self.writer: FrameWriter | None = None  # the response, once it has begun
+        self._reading = False  # the response task waits for a frame: it is sending none
         self._replay = replay  # (JetStream, an ordered consumer after ``since``)
         self._attached = False
         self._closed = False
@@ -147,12 +170,18 @@ class SseConnection:
             await self._join()
             yield CONNECTED
             while True:
+                self._reading = True
                 item = await queue.get()
+                self._reading = False
                 if item is _END:
                     yield RECONNECT
                     return
-                yield item
+                if isinstance(item, Remainder):
+                    await item  # a frame the dispatch began to send: the socket was full
+                else:
+                    yield item
         finally:
+            self.writer, self._reading = None, False
             CONNECTIONS.dec()
             await self.close()
 
@@ -230,8 +259,23 @@ class SseConnection:
         if self.queue.qsize() >= self.queue_size:
             self._drop(f"{self.queue_size} frames behind")
             return
-        self.queue.put_nowait(frame)
         self.delivered = seq
+        writer = self.writer
+        if self._reading and writer is not None and self.queue.empty() and writer.idle():
+            self._write(writer, frame)
+        else:
+            self.queue.put_nowait(frame)
+
+    def _write(self, writer: FrameWriter, frame: bytes) -> None:
+        """Send from the dispatch; what a full socket leaves goes first in the queue."""
+        try:
+            rest = writer.write(frame)
+        except Exception as error:  # the response's own task would have ended on it
+            log.warning("an SSE send failed (%s)", error)
+            self._drop("its send failed")
+            return
+        if rest is not None:
+            self.queue.put_nowait(rest)
 
     def _frame(self, seq: int, data: bytes) -> bytes | None:
         """The replay's filter and framing: the same rules as the feed's."""
