@@ -260,7 +260,7 @@ async def test_the_schema_set_has_gin_indexes_of_its_keywords_and_lexemes(
             text("SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(:names)"),
             {"names": [keywords, lexemes]},
         )
-        definitions = dict(found.tuples().all())
+        definitions = {name: definition for name, definition in found.all()}
     predicate = f"WHERE (schema_name = ANY (ARRAY['{schema}'::text]))"
     assert definitions[keywords].endswith(f"USING gin (entity_keywords) {predicate}")
     assert definitions[lexemes].endswith(f"USING gin (search_vector) {predicate}")
