@@ -678,7 +678,7 @@ _TEXT = st.lists(
 def test_a_redundant_title_is_judged_as_by_splitting_the_body(
     title: str, body: str, schema: str
 ) -> None:
-    from cairn.context.render import title_is_redundant
+    from cairn.context.titles import title_is_redundant
 
     found = title_is_redundant(record(1, title=title, schema_name=schema or None), body)
     assert found == _redundant_by_splitting(title, body, schema)

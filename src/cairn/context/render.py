@@ -45,6 +45,7 @@ from cairn.context.model import (
     Section,
     Selection,
 )
+from cairn.context.titles import title_is_redundant
 from cairn.context.tokens import TokenCounter
 from cairn.paths.repository import PATH_SCHEMA
 from cairn.transforms.cache import LRU
@@ -55,8 +56,6 @@ T = TypeVar("T")
 OPEN, CLOSE = "⟦", "⟧"
 _NEUTRALISE = str.maketrans({OPEN: "[", CLOSE: "]", "〚": "[", "〛": "]"})
 _FORGEABLE = re.compile("[⟦⟧〚〛]")
-_WORD = re.compile(r"[^\W_]+")
-_VERSION = re.compile(r"v\d+")
 # Part of every cached block's key: bump it when a block's rendering changes, so a block
 # rendered the old way is never served (the cache lives as long as the process).
 BLOCK_FORMAT = 5
@@ -116,27 +115,6 @@ def item_block(record: Record, render_item: RenderItem) -> str:
     body = neutralise(render_item(record)).rstrip()
     titled = not title_is_redundant(record, body)
     return item_header(record, titled=titled) + (f"{body}\n" if body else "")
-
-
-def title_is_redundant(record: Record, body: str) -> bool:
-    """Whether the title's words only repeat the body (as a run of its words) or the
-    schema's name; case and punctuation aside."""
-    title = _words(record.title)
-    if not title or _schema_words(record.schema_name).issuperset(title):
-        return True
-    # Every word of a run of the body's words is in the folded body: most titles fail here.
-    folded = body.casefold()
-    in_body = all(word in folded for word in title)
-    return in_body and f" {' '.join(title)} " in f" {' '.join(_WORD.findall(folded))} "
-
-
-@lru_cache(maxsize=1024)
-def _schema_words(schema_name: str | None) -> frozenset[str]:
-    return frozenset(w for w in _words(schema_name or "") if not _VERSION.fullmatch(w))
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
 
 
 def item_cost(record: Record, render_item: RenderItem, counter: TokenCounter) -> int:
