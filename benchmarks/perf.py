@@ -54,6 +54,19 @@ def trigger_events(corpus: corpus_module.Corpus, count: int) -> list[dict[str, A
     return [corpus_module.created_event(corpus.rows[index]) for index in picked]
 
 
+def corpus_and_triggers(
+    scale: int, unique_texts: int, count: int, name: str
+) -> tuple[corpus_module.Corpus, Path]:
+    """The cached corpus at ``scale`` and ``count`` of its triggers, written to a file in the
+    cache for child processes to read (``--events``)."""
+    corpus = corpus_module.load_or_build(
+        scale, CACHE, REPO / ".cairn" / "models", unique_texts=unique_texts
+    )
+    events_file = CACHE / f"{name}.json"
+    events_file.write_text(json.dumps(trigger_events(corpus, count)))
+    return corpus, events_file
+
+
 async def assembly(args: argparse.Namespace, corpus: Any, urls: dict[str, str]) -> dict[str, Any]:
     settings = Settings(
         database_url=urls["database"], nats_url=urls["nats"], data_dir=CACHE / "data"

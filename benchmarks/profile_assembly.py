@@ -37,15 +37,12 @@ OWNER = "00000000-0000-0000-0000-000000000001"
 def driver(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(REPO / "src"))
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from perf import trigger_events
-    from perfbench import corpus as corpus_module, load
+    from perf import corpus_and_triggers
+    from perfbench import load
 
-    corpus = corpus_module.load_or_build(
-        args.scale, CACHE, REPO / ".cairn" / "models", unique_texts=args.unique_texts
+    corpus, events_file = corpus_and_triggers(
+        args.scale, args.unique_texts, args.triggers + args.warmup, f"profile-events-{args.name}"
     )
-    events = trigger_events(corpus, args.triggers + args.warmup)
-    events_file = CACHE / f"profile-events-{args.name}.json"
-    events_file.write_text(json.dumps(events))
     variants = {"baseline": Path(args.baseline)} if args.baseline else {}
     for named in args.variant or [f"this={REPO / 'src'}"]:
         name, _, src = named.partition("=")

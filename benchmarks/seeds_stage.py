@@ -42,15 +42,15 @@ OWNER = "00000000-0000-0000-0000-000000000001"
 def driver(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(REPO / "src"))
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from perf import trigger_events
-    from perfbench import corpus as corpus_module, load
+    from perf import corpus_and_triggers
+    from perfbench import load
 
-    corpus = corpus_module.load_or_build(
-        args.scale, CACHE, REPO / ".cairn" / "models", unique_texts=args.unique_texts
+    corpus, events_file = corpus_and_triggers(
+        args.scale,
+        args.unique_texts,
+        args.triggers + args.warmup,
+        f"seeds-stage-events-{args.scale}",
     )
-    events = trigger_events(corpus, args.triggers + args.warmup)
-    events_file = CACHE / f"seeds-stage-events-{args.scale}.json"
-    events_file.write_text(json.dumps(events))
     # NAME=SRC; a NAME ending in -nogin runs without the schema set's GIN indexes.
     variants = dict(v.partition("=")[::2] for v in args.variant) or {"this": str(REPO / "src")}
     if args.database_url:
