@@ -165,6 +165,7 @@ class ItemBlocks:
         self._tokens: dict[UUID, int] = {}
         self._lines: dict[UUID, tuple[str, int] | None] = {}
         self._cached: set[UUID] = set()
+        self._fresh: set[UUID] = set()  # rendered here, with a key: worth storing
         if cache is not None:
             for record_id, key in self._keys.items():
                 known = None if key is None else cache.get(key)
@@ -205,6 +206,12 @@ class ItemBlocks:
         key = self._keys.get(record_id)
         if self._cache is not None and key is not None:
             self._cache.put(key, (self._texts[record_id], self._tokens.get(record_id)))
+            self._fresh.add(record_id)
+
+    def rendered(self) -> list[tuple[UUID, str, int | None]]:
+        """The blocks this assembly rendered that a later one may reuse (not a snippet),
+        with their counts when known."""
+        return [(i, self._texts[i], self._tokens.get(i)) for i in sorted(self._fresh)]
 
     def line(self, record: Record) -> tuple[str, int] | None:
         """The record's line in a run and its tokens, or None when its block stands alone."""
@@ -226,6 +233,7 @@ class ItemBlocks:
         """Show the record as ``text`` in this assembly (a snippet); never cached."""
         self._texts[record_id], self._tokens[record_id] = text, tokens
         self._lines.pop(record_id, None)
+        self._fresh.discard(record_id)
 
     def cost_of(self, records: Mapping[UUID, Record]) -> Callable[[UUID], int]:
         return lambda record_id: self.tokens(records[record_id])
