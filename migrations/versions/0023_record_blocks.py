@@ -10,6 +10,9 @@ One row per record: the version and a digest of everything else that decides the
 and a reader that finds another version or digest treats it as a miss, so a stale block is
 never served. A newer version overwrites the row; a record's delete cascades to it.
 
+``line_tokens`` is the count of the block's line in a run of one-line items of its schema
+(context.render.run_line), NULL when it has none.
+
 Tenant-isolated like the others.
 
 Revision ID: 0023
@@ -37,7 +40,8 @@ def upgrade() -> None:
         " version integer NOT NULL,"
         " digest bytea NOT NULL,"
         " block text NOT NULL,"
-        " tokens integer NOT NULL)"
+        " tokens integer NOT NULL,"
+        " line_tokens integer)"
     )
     op.execute("ALTER TABLE record_blocks ENABLE ROW LEVEL SECURITY")
     op.execute("ALTER TABLE record_blocks FORCE ROW LEVEL SECURITY")

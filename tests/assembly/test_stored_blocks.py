@@ -19,11 +19,11 @@ from tests.waiting import eventually
 
 from cairn.context import builder as builder_module
 from cairn.context.block_store import backfill, digest_of
-from cairn.context.render import BLOCK_FORMAT
 from cairn.db.engine import tenant_session
 
 STORED = text(
-    "SELECT record_id, version, digest, block, tokens FROM record_blocks WHERE owner_id = :owner"
+    "SELECT record_id, version, digest, block, tokens, line_tokens FROM record_blocks"
+    " WHERE owner_id = :owner"
 )
 
 
@@ -94,10 +94,13 @@ async def test_an_assembly_stores_what_it_rendered_and_a_later_one_serves_it(
     stored = await _stored(db, tenant)
     counter = app.state.resources.contexts.counter
     for name in ("tool", "note", "trigger"):
-        version, _, block, tokens = stored[world[name]]
+        version, _, block, tokens, _ = stored[world[name]]
         assert version == await _version(client, world[name])
         assert block in first and tokens == counter.count(block)
     assert stored[world["note"]][1] == digest_of(counter.encoding_name, ("plain",))
+    # The note takes one line in a run of its schema; the tool's block stands alone.
+    assert stored[world["note"]][4] == counter.count("Ada · Launch moved.\n")
+    assert stored[world["tool"]][4] is None
     await _tamper(app, db, world["tool"], "adds numbers", "STORED numbers")
     second = await _assembled(client, world)
     assert "STORED numbers" in second and "adds numbers" not in second
@@ -114,7 +117,7 @@ async def test_a_block_of_another_version_or_other_hints_is_not_served(
     assert response.status_code == 200, response.text
     second = await _assembled(client, world)
     assert "multiplies numbers" in second and "STALE" not in second
-    version, _, block, _ = (await _stored(db, tenant))[world["tool"]]
+    version, _, block, _, _ = (await _stored(db, tenant))[world["tool"]]
     assert version == await _version(client, world["tool"]) and "multiplies numbers" in block
 
     await _tamper(app, db, world["tool"], "multiplies numbers", "STALE numbers")
@@ -215,8 +218,8 @@ async def test_the_worker_stores_the_block_of_a_record_it_links(
         return note in await _stored(db, tenant)
 
     await eventually(stored)
-    version, digest, block, tokens = (await _stored(db, tenant))[note]
+    version, digest, block, tokens, line_tokens = (await _stored(db, tenant))[note]
     counter = app.state.resources.contexts.counter
     assert version == await _version(client, note) and "The launch moved to May." in block
     assert tokens == counter.count(block) and digest == digest_of(counter.encoding_name, ("plain",))
-    assert BLOCK_FORMAT >= 5
+    assert line_tokens == counter.count("Ada · The launch moved to May.\n")

@@ -26,7 +26,14 @@ from cairn.breadcrumbs.text import body_text
 from cairn.context.agents import CONTEXT_SCHEMA
 from cairn.context.model import Record
 from cairn.context.records import COLUMNS, LIVE, to_record
-from cairn.context.render import BLOCK_FORMAT, ItemBlocks, RenderItem, item_block
+from cairn.context.render import (
+    BLOCK_FORMAT,
+    CachedBlock,
+    ItemBlocks,
+    RenderItem,
+    item_block,
+    run_line,
+)
 from cairn.context.tokens import TokenCounter
 from cairn.db.engine import tenant_session
 from cairn.transforms import Transforms
@@ -41,6 +48,7 @@ class StoredBlock:
     digest: bytes
     block: str
     tokens: int
+    line_tokens: int | None  # its line's in a run (None: it has none)
     hints: Hashable = None  # the render key it was rendered under, when known
 
 
@@ -53,31 +61,33 @@ def digest_of(encoding: str, render_key: Hashable) -> bytes:
 
 
 _LOAD = text(
-    "SELECT record_id, version, digest, block, tokens FROM record_blocks"
+    "SELECT record_id, version, digest, block, tokens, line_tokens FROM record_blocks"
     " WHERE record_id = ANY(:ids)"
 ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=True))))
 
 
 async def load_blocks(
     session: AsyncSession, wanted: Mapping[uuid.UUID, tuple[int, bytes]]
-) -> dict[uuid.UUID, tuple[str, int]]:
+) -> dict[uuid.UUID, CachedBlock]:
     """The stored blocks of ``wanted`` (record id → version and digest) that match both:
     one query. Any other row is a miss."""
     if not wanted:
         return {}
     rows = await session.execute(_LOAD, {"ids": list(wanted)})
-    found: dict[uuid.UUID, tuple[str, int]] = {}
-    for record_id, version, digest, block, tokens in rows:
+    found: dict[uuid.UUID, CachedBlock] = {}
+    for record_id, version, digest, block, tokens, line_tokens in rows:
         if wanted.get(record_id) == (version, bytes(digest)):
-            found[record_id] = (block, tokens)
+            found[record_id] = (block, tokens, line_tokens)
     return found
 
 
 _STORE = text(
-    "INSERT INTO record_blocks AS b (owner_id, record_id, version, digest, block, tokens)"
-    " SELECT :owner, * FROM unnest(:ids, :versions, :digests, :blocks, :tokens)"
+    "INSERT INTO record_blocks AS b"
+    " (owner_id, record_id, version, digest, block, tokens, line_tokens)"
+    " SELECT :owner, * FROM unnest(:ids, :versions, :digests, :blocks, :tokens, :lines)"
     " ON CONFLICT (record_id) DO UPDATE SET version = excluded.version,"
-    " digest = excluded.digest, block = excluded.block, tokens = excluded.tokens"
+    " digest = excluded.digest, block = excluded.block, tokens = excluded.tokens,"
+    " line_tokens = excluded.line_tokens"
     " WHERE b.version <= excluded.version"
     " AND (b.version, b.digest) IS DISTINCT FROM (excluded.version, excluded.digest)"
 ).bindparams(
@@ -86,6 +96,7 @@ _STORE = text(
     bindparam("digests", type_=ARRAY(BYTEA)),
     bindparam("blocks", type_=ARRAY(TEXT)),
     bindparam("tokens", type_=ARRAY(INTEGER)),
+    bindparam("lines", type_=ARRAY(INTEGER)),
 )
 
 
@@ -104,6 +115,7 @@ async def store_blocks(
             "digests": [b.digest for b in blocks],
             "blocks": [b.block for b in blocks],
             "tokens": [b.tokens for b in blocks],
+            "lines": [b.line_tokens for b in blocks],
         },
     )
 
@@ -144,12 +156,18 @@ async def render_blocks(
         body = body_text(view.context, view.source, view.replaced, record.title)
         block = item_block(record, _showing(body))
         digest = digest_of(counter.encoding_name, key)
-        blocks.append(StoredBlock(record.id, record.version, digest, block, counter.count(block)))
+        tokens, lines = counter.count(block), _line_tokens(record, block, counter)
+        blocks.append(StoredBlock(record.id, record.version, digest, block, tokens, lines, key))
     return blocks
 
 
 def _showing(body: str) -> RenderItem:
     return lambda _: body
+
+
+def _line_tokens(record: Record, block: str, counter: TokenCounter) -> int | None:
+    line = run_line(record, block)
+    return None if line is None else counter.count(line)
 
 
 @dataclass
@@ -159,6 +177,7 @@ class Rendering:
 
     blocks: ItemBlocks | None = None
     wanted: dict[uuid.UUID, tuple[int, bytes]] = field(default_factory=dict)
+    records: dict[uuid.UUID, Record] = field(default_factory=dict)
 
     def fresh(self, counter: TokenCounter) -> list[StoredBlock]:
         """The blocks rendered here (not snippets), counted (the assembly did not count a
@@ -166,11 +185,14 @@ class Rendering:
         if self.blocks is None:
             return []
         fresh: list[StoredBlock] = []
-        for record_id, block, tokens in self.blocks.rendered():
-            known = self.wanted.get(record_id)
-            if known is not None:
-                count = counter.count(block) if tokens is None else tokens
-                fresh.append(StoredBlock(record_id, known[0], known[1], block, count))
+        for record_id, (block, tokens, lines) in self.blocks.rendered():
+            known, record = self.wanted.get(record_id), self.records.get(record_id)
+            if known is None or record is None:
+                continue
+            count = counter.count(block) if tokens is None else tokens
+            if lines is None:
+                lines = _line_tokens(record, block, counter)
+            fresh.append(StoredBlock(record_id, *known, block, count, lines))
         return fresh
 
 

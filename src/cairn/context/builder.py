@@ -37,7 +37,7 @@ from cairn.context.graph_memory import GraphMemory
 from cairn.context.model import Record
 from cairn.context.ranking import single_threaded_blas
 from cairn.context.records import RecordCache, to_record
-from cairn.context.render import BLOCK_FORMAT, ItemBlocks
+from cairn.context.render import BLOCK_FORMAT, CachedBlock, ItemBlocks
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.context.trigger import AssemblyTrigger, stored_trigger
@@ -63,12 +63,10 @@ class ContextBuilder:
     options: AssemblyOptions
     embedder: Embedder
     limits: Limits
-    # Rendered blocks and their token counts (None: not counted yet) by (format, record id,
-    # version, hints), across assemblies: records around a session's triggers recur in most
-    # of its assemblies.
-    blocks: LRU[Hashable, tuple[str, int | None]] = field(
-        default_factory=lambda: LRU(BLOCK_CACHE_SIZE)
-    )
+    # Rendered blocks, their token counts and their lines' (None: not counted yet, or no
+    # line) by (format, record id, version, hints), across assemblies: records around a
+    # session's triggers recur in most of its assemblies.
+    blocks: LRU[Hashable, CachedBlock] = field(default_factory=lambda: LRU(BLOCK_CACHE_SIZE))
     # Records by id and version, so the graph stage does not fetch and decode them again.
     records: RecordCache = field(default_factory=lambda: RecordCache(RECORD_CACHE_SIZE))
     # Each owner's common words, which nominate no search candidate (context.terms).
@@ -263,6 +261,7 @@ class ContextBuilder:
                 keys[row["id"]] = None
         if rendering is not None:
             rendering.blocks, rendering.wanted = blocks, stored
+            rendering.records = {record.id: record for record in records}
         return blocks
 
     async def store_block(self, session: AsyncSession, row: Mapping[str, Any]) -> None:
@@ -274,7 +273,7 @@ class ContextBuilder:
         ):
             await store_blocks(session, record.owner_id, [block])
             key = (BLOCK_FORMAT, block.record_id, block.version, block.hints)
-            self.blocks.put(key, (block.block, block.tokens))
+            self.blocks.put(key, (block.block, block.tokens, block.line_tokens))
 
     async def keep_rendered(self, owner_id: uuid.UUID, rendering: Rendering) -> None:
         """Store the blocks an assembly rendered, in a transaction of their own after the
