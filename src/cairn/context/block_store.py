@@ -16,6 +16,7 @@ import logging
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import bindparam, text
@@ -52,6 +53,7 @@ class StoredBlock:
     hints: Hashable = None  # the render key it was rendered under, when known
 
 
+@lru_cache(maxsize=4096)  # asked for every record an assembly loads; few keys recur
 def digest_of(encoding: str, render_key: Hashable) -> bytes:
     """What decides a block besides the record's id and version, in 16 bytes. The render
     key is a tuple of strings, ints and UUIDs, whose ``repr`` is the same in every
@@ -147,7 +149,10 @@ async def render_blocks(
     chosen = [record for record in records if record.version is not None]
     rows = [as_row(record) for record in chosen]
     definitions = await transforms.definitions_for(session, owner_id, rows)
-    views = await transforms.render_resolved(rows, definitions)
+    if len(rows) == 1:  # the worker's, per record written: not worth a thread's hop
+        views = [transforms.render(rows[0], definitions.get(rows[0]["schema_name"] or ""))]
+    else:
+        views = await transforms.render_resolved(rows, definitions)
     blocks: list[StoredBlock] = []
     for record, row, view in zip(chosen, rows, views, strict=True):
         key = transforms.render_key(row, definitions.get(record.schema_name or ""))
