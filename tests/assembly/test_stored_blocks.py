@@ -16,9 +16,12 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from tests.assembly.helpers import post, post_agent
 from tests.waiting import eventually
+from typer.testing import CliRunner
 
+from cairn.cli import app as cli_app
+from cairn.config import Settings
 from cairn.context import builder as builder_module
-from cairn.context.block_store import backfill, digest_of
+from cairn.context.block_store import backfill, backfill_tenants, digest_of
 from cairn.db.engine import tenant_session
 
 STORED = text(
@@ -223,3 +226,17 @@ async def test_the_worker_stores_the_block_of_a_record_it_links(
     assert version == await _version(client, note) and "The launch moved to May." in block
     assert tokens == counter.count(block) and digest == digest_of(counter.encoding_name, ("plain",))
     assert line_tokens == counter.count("Ada · The launch moved to May.\n")
+
+
+async def test_the_store_blocks_command_backfills_the_tenants_it_is_given(
+    client: httpx.AsyncClient, db: Any, tenant: uuid.UUID, settings: Settings
+) -> None:
+    await _world(client)
+    async with db.begin() as connection:
+        await connection.execute(
+            text("DELETE FROM record_blocks WHERE owner_id = :owner"), {"owner": tenant}
+        )
+    assert await backfill_tenants(settings, [tenant]) >= 1
+    assert len(await _stored(db, tenant)) == 5
+    refused = CliRunner().invoke(cli_app, ["store-blocks", "--tenant", "not-a-uuid"])
+    assert refused.exit_code == 2

@@ -24,6 +24,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, BYTEA, INTEGER, TEXT, UUID
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.breadcrumbs.text import body_text
+from cairn.config import Settings
 from cairn.context.agents import CONTEXT_SCHEMA
 from cairn.context.model import Record
 from cairn.context.records import COLUMNS, LIVE, to_record
@@ -35,8 +36,8 @@ from cairn.context.render import (
     item_block,
     run_line,
 )
-from cairn.context.tokens import TokenCounter
-from cairn.db.engine import tenant_session
+from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
+from cairn.db.engine import create_engine, create_session_factory, tenant_session
 from cairn.transforms import Transforms
 
 log = logging.getLogger(__name__)
@@ -238,3 +239,28 @@ async def backfill(
         after, stored = records[-1].id, stored + len(blocks)
         if progress is not None:
             progress(len(records))
+
+
+async def backfill_tenants(settings: Settings, owners: Sequence[uuid.UUID] | None) -> int:
+    """``cairn store-blocks``: :func:`backfill` for ``owners`` (every tenant when None), as
+    the schema owner; a log line per tenant."""
+    url = settings.system_database_url
+    assert url is not None
+    options = settings.context
+    tokenizers = ensure_tokenizer_files(options.tokenizer_dir or settings.data_dir / "tokenizers")
+    counter = TokenCounter.from_dir(tokenizers, options.encoding)
+    transforms = Transforms(settings.transforms)
+    engine = create_engine(url, settings, pool_size=2, max_overflow=2)
+    try:
+        if owners is None:
+            async with engine.connect() as connection:
+                found = await connection.execute(text("SELECT id FROM tenants ORDER BY id"))
+                owners = [row[0] for row in found]
+        sessions, stored = create_session_factory(engine), 0
+        for owner in owners:
+            count = await backfill(sessions, owner, transforms, counter)
+            log.info("stored %d blocks of tenant %s", count, owner)
+            stored += count
+        return stored
+    finally:
+        await engine.dispose()
