@@ -22,7 +22,12 @@ from cairn.cli import app as cli_app
 from cairn.config import Settings
 from cairn.context import builder as builder_module
 from cairn.context.block_store import backfill, backfill_tenants, digest_of
+from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
+from cairn.edges.builder import EdgeOptions
+from cairn.transforms import Transforms
+from cairn.worker.app import NoEmbedder
+from cairn.worker.handlers import Handlers
 
 STORED = text(
     "SELECT record_id, version, digest, block, tokens, line_tokens FROM record_blocks"
@@ -240,3 +245,36 @@ async def test_the_store_blocks_command_backfills_the_tenants_it_is_given(
     assert len(await _stored(db, tenant)) == 5
     refused = CliRunner().invoke(cli_app, ["store-blocks", "--tenant", "not-a-uuid"])
     assert refused.exit_code == 2
+
+
+async def test_the_worker_step_stores_the_block_and_one_that_cannot_render_holds_nothing(
+    client: httpx.AsyncClient, app: FastAPI, db: Any, tenant: uuid.UUID,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    resources = app.state.resources
+    builder = ContextBuilder(
+        resources.session_factory, Transforms(), resources.contexts.counter,
+        resources.contexts.directory, resources.contexts.options, NoEmbedder(),
+        resources.settings.limits,
+    )  # fmt: skip
+    handlers = Handlers(resources.session_factory, EdgeOptions(), builder)
+    fine = await post(client, schema_name="memo.v1", title="fine", context={"text": "fine memo"})
+    broken = await post(client, schema_name="memo.v1", title="broken", context={"text": "memo"})
+    await handlers.build_edges({"owner_id": str(tenant), "breadcrumb_id": str(fine)})
+    assert "fine memo" in (await _stored(db, tenant))[fine][2]
+
+    refused: list[object] = []
+
+    def refuse(*args: Any) -> Any:
+        refused.append(args)
+        raise ValueError("cannot render")
+
+    monkeypatch.setattr(builder.transforms, "render", refuse)
+    # No exception: the record's edges are built and marked done all the same.
+    await handlers.build_edges({"owner_id": str(tenant), "breadcrumb_id": str(broken)})
+    query = text(
+        "SELECT state FROM record_processing WHERE breadcrumb_id = :id AND stage = 'edged'"
+    )
+    async with db.connect() as connection:
+        assert await connection.scalar(query, {"id": broken}) == "done"
+    assert refused

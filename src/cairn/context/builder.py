@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.assemblies.entry import WORKER, entry_of, written_with
@@ -268,9 +269,16 @@ class ContextBuilder:
         """Render the block of a record just written and store it with the record, so that
         no worker's assembly renders it again (the worker's edge step calls this)."""
         record = to_record(row)
-        for block in await render_blocks(
-            session, record.owner_id, [record], self.transforms, self.counter
-        ):
+        try:
+            blocks = await render_blocks(
+                session, record.owner_id, [record], self.transforms, self.counter
+            )
+        except SQLAlchemyError:  # the database's: the step is held and run again
+            raise
+        except Exception:  # a block that cannot render must not hold the record's edges
+            log.warning("could not render the block of %s", record.id, exc_info=True)
+            return
+        for block in blocks:
             await store_blocks(session, record.owner_id, [block])
             key = (BLOCK_FORMAT, block.record_id, block.version, block.hints)
             self.blocks.put(key, (block.block, block.tokens, block.line_tokens))
