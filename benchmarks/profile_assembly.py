@@ -86,8 +86,8 @@ def _median(rows: list[dict[str, Any]], key: str) -> float:
 
 
 _COUNTS = [
-    "records_loaded", "records_sent", "blocks_wanted", "blocks_cached", "blocks_rendered",
-    "tiktoken_encodes",
+    "records_loaded", "records_sent", "blocks_wanted", "blocks_cached", "blocks_stored",
+    "blocks_rendered", "tiktoken_encodes",
 ]  # fmt: skip
 
 
@@ -211,8 +211,9 @@ async def _run_child(
 
 def _count_work(builder: Any) -> dict[str, int]:
     """--counts: per assembly, what the caches saved and what was done again — records sent
-    whole vs from the record cache, blocks from the block cache vs rendered (Jinja/compact),
-    and texts tiktoken encoded (the counter's own cache missed)."""
+    whole vs from the record cache, blocks from the block cache (of which read from the
+    stored blocks, when the tree has them) vs rendered (Jinja/compact), and texts tiktoken
+    encoded (the counter's own cache missed)."""
     from cairn.context import records as records_module, render as render_module
 
     counts: dict[str, int] = {}
@@ -235,6 +236,16 @@ def _count_work(builder: Any) -> dict[str, int]:
         return found
 
     records_module.load_records_cached = counted_load
+    builder_module = sys.modules["cairn.context.builder"]
+    load_blocks = getattr(builder_module, "load_blocks", None)  # a tree with stored blocks
+    if load_blocks is not None:
+
+        async def counted_blocks(session: Any, wanted: Any) -> Any:
+            found = await load_blocks(session, wanted)
+            bump("blocks_stored", len(found))
+            return found
+
+        builder_module.load_blocks = counted_blocks
     for module in list(sys.modules.values()):  # whoever imported the name
         if getattr(module, "load_records_cached", None) is load_cached:
             module.load_records_cached = counted_load  # type: ignore[attr-defined]

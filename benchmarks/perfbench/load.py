@@ -1,9 +1,12 @@
-"""A fresh embedded PostgreSQL + NATS holding the corpus: migrations, COPY, then HNSW.
+"""A fresh embedded PostgreSQL + NATS holding the corpus: migrations, COPY, the records'
+blocks, then HNSW.
 
 Loading goes around the HTTP API on purpose (COPY is ~1000x faster than POSTs that each
 embed): the rows carry what the write path would have stored (checksum, size, llm_text,
 keyword pointers, embedding). The HNSW index is dropped before the COPY and built after
 it with a large ``maintenance_work_mem`` — building it row by row is several times slower.
+The worker stores each written record's rendered block (context.block_store); records
+loaded by COPY get theirs from the same backfill an operator runs after a restore.
 """
 
 from __future__ import annotations
@@ -20,10 +23,13 @@ from pgvector.asyncpg import register_vector
 
 from cairn.breadcrumbs.validation import canonical_json, checksum
 from cairn.config import Settings
+from cairn.context.block_store import backfill
 from cairn.context.sources import nearest
-from cairn.db.engine import create_engine
+from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
+from cairn.db.engine import create_engine, create_session_factory
 from cairn.db.migrate import upgrade
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
+from cairn.transforms import Transforms
 
 from .corpus import OWNER, Corpus
 from .recall import SEMANTIC_SCHEMAS
@@ -118,6 +124,9 @@ async def load(corpus: Corpus, database_url: str, dsn: str) -> dict[str, float]:
         )
         timings["copy_edges_s"] = time.perf_counter() - started
         started = time.perf_counter()
+        await store_blocks(database_url, len(corpus.rows))
+        timings["blocks_s"] = time.perf_counter() - started
+        started = time.perf_counter()
         await connection.execute("SET maintenance_work_mem = '1GB'")
         await connection.execute("SET max_parallel_maintenance_workers = 1")
         await connection.execute(HNSW)
@@ -138,6 +147,28 @@ async def load(corpus: Corpus, database_url: str, dsn: str) -> dict[str, float]:
     finally:
         await connection.close()
     return {key: round(value, 2) for key, value in timings.items()}
+
+
+async def store_blocks(database_url: str, total: int) -> int:
+    """Every record's block, as the worker stores it when a record is written."""
+    settings = Settings(database_url=database_url)
+    options = settings.context
+    tokenizers = ensure_tokenizer_files(options.tokenizer_dir or settings.data_dir / "tokenizers")
+    counter = TokenCounter.from_dir(tokenizers, options.encoding)
+    engine = create_engine(database_url, settings)
+    done = [0]
+
+    def progress(records: int) -> None:
+        done[0] += records
+        if done[0] % 50_000 < records or done[0] == total:
+            print(f"blocks: {done[0]:,} of {total:,} records", flush=True)
+
+    try:
+        sessions = create_session_factory(engine)
+        transforms = Transforms(settings.transforms)
+        return await backfill(sessions, OWNER, transforms, counter, batch=2000, progress=progress)
+    finally:
+        await engine.dispose()
 
 
 def _breadcrumb_rows(corpus: Corpus):  # type: ignore[no-untyped-def]

@@ -1,6 +1,6 @@
-"""The ``cairn`` command: up, serve, worker, migrate, reindex, bootstrap, token, mcp, embed,
-build-model; and for people at a terminal: post, get, search, tail, context, query, coverage,
-assemblies, import (``cli_client``)."""
+"""The ``cairn`` command: up, serve, worker, migrate, reindex, store-blocks, bootstrap,
+token, mcp, embed, build-model; and for people at a terminal: post, get, search, tail,
+context, query, coverage, assemblies, import (``cli_client``)."""
 
 from __future__ import annotations
 
@@ -164,6 +164,27 @@ def reindex(
     typer.echo(summary.text())
     if summary.count("failed"):
         raise typer.Exit(1)
+
+
+@app.command("store-blocks")
+def store_blocks(
+    tenant: Annotated[
+        str | None, typer.Option(help="only this tenant's records (default: every tenant)")
+    ] = None,
+) -> None:
+    """Render and store the block of every record that has none at its version (records
+    loaded around the worker: a COPY, a restore); run again to resume."""
+    from cairn.context.block_store import backfill_tenants
+
+    settings = _settings()
+    try:
+        owners = [uuid.UUID(tenant)] if tenant else None
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from error
+    if not settings.system_database_url:
+        raise typer.BadParameter("set DATABASE_URL (and CAIRN_ADMIN_DATABASE_URL)")
+    stored = asyncio.run(backfill_tenants(settings, owners))
+    typer.echo(f"stored {stored} blocks")
 
 
 @app.command("rotate-kek")

@@ -273,7 +273,7 @@ def test_cached_blocks_are_neither_rendered_nor_counted_again(counter: TokenCoun
     from cairn.transforms.cache import LRU
 
     first, second = record(1, title="one", context={"body": "alpha"}), record(2, title="two")
-    cache: LRU[object, tuple[str, int | None]] = LRU(10)
+    cache: LRU[object, tuple[str, int | None, int | None]] = LRU(10)
     keys = {first.id: ("k", 1), second.id: None}  # None: never cached (e.g. unsaved)
     warm = ItemBlocks(lambda r: str(r.context.get("body", "")), counter, cache=cache, keys=keys)
     assert warm.tokens(first) == counter.count(warm.text(first))
@@ -317,18 +317,18 @@ def test_a_block_cached_uncounted_is_counted_once_when_needed(counter: TokenCoun
     from cairn.transforms.cache import LRU
 
     first = record(1, title="one", context={"body": "alpha"})
-    cache: LRU[object, tuple[str, int | None]] = LRU(10)
+    cache: LRU[object, tuple[str, int | None, int | None]] = LRU(10)
     keys = {first.id: ("k", 1)}
     warm = ItemBlocks(lambda r: str(r.context.get("body", "")), counter, cache=cache, keys=keys)
     assert not warm.exceeds(first, 1000)
-    assert cache.get(("k", 1)) == (warm.text(first), None)
+    assert cache.get(("k", 1)) == (warm.text(first), None, None)
 
     def refuse(r: Record) -> str:
         raise AssertionError(f"{r.id} rendered again")
 
     hot = ItemBlocks(refuse, counter, cache=cache, keys=keys)
     assert hot.cached(first.id) and hot.tokens(first) == counter.count(warm.text(first))
-    assert cache.get(("k", 1)) == (warm.text(first), hot.tokens(first))
+    assert cache.get(("k", 1)) == (warm.text(first), hot.tokens(first), None)
 
 
 TURN = {"speaker": "Caroline", "date": "8 May 2023", "mood": None, "text": "I went hiking."}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.assemblies.entry import WORKER, entry_of, written_with
@@ -22,14 +23,22 @@ from cairn.config import Limits, Settings
 from cairn.context.agents import CONTEXT_SCHEMA, Agent
 from cairn.context.answers import AnswerCache
 from cairn.context.assemble import Assembly, AssemblyOptions, assemble
+from cairn.context.block_store import (
+    Rendering,
+    as_row,
+    digest_of,
+    load_blocks,
+    render_blocks,
+    store_blocks,
+)
 from cairn.context.directory import Directory
 from cairn.context.domain_store import load_domains
 from cairn.context.explain import Timer
 from cairn.context.graph_memory import GraphMemory
 from cairn.context.model import Record
 from cairn.context.ranking import single_threaded_blas
-from cairn.context.records import RecordCache
-from cairn.context.render import BLOCK_FORMAT, ItemBlocks
+from cairn.context.records import RecordCache, to_record
+from cairn.context.render import BLOCK_FORMAT, CachedBlock, ItemBlocks
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.context.trigger import AssemblyTrigger, stored_trigger
@@ -55,12 +64,10 @@ class ContextBuilder:
     options: AssemblyOptions
     embedder: Embedder
     limits: Limits
-    # Rendered blocks and their token counts (None: not counted yet) by (format, record id,
-    # version, hints), across assemblies: records around a session's triggers recur in most
-    # of its assemblies.
-    blocks: LRU[Hashable, tuple[str, int | None]] = field(
-        default_factory=lambda: LRU(BLOCK_CACHE_SIZE)
-    )
+    # Rendered blocks, their token counts and their lines' (None: not counted yet, or no
+    # line) by (format, record id, version, hints), across assemblies: records around a
+    # session's triggers recur in most of its assemblies.
+    blocks: LRU[Hashable, CachedBlock] = field(default_factory=lambda: LRU(BLOCK_CACHE_SIZE))
     # Records by id and version, so the graph stage does not fetch and decode them again.
     records: RecordCache = field(default_factory=lambda: RecordCache(RECORD_CACHE_SIZE))
     # Each owner's common words, which nominate no search candidate (context.terms).
@@ -132,6 +139,7 @@ class ContextBuilder:
         """Assemble and write the context, and log the assembly with it: one statement in
         the common case (``origin``: who asked, see cairn.assemblies.entry)."""
         excluded = await self.directory.excluded(agent.owner_id)
+        rendering = Rendering()
         # Within the trigger's tenant: no source, graph walk or write can leave it.
         scoped = tenant_session(self.session_factory, agent.owner_id)
         async with scoped as session, session.begin():
@@ -141,8 +149,9 @@ class ContextBuilder:
             if found is None:
                 return None
             assembly = await self._assemble(
-                session, agent, found, excluded, event_id=event_id, timer=timer
-            )
+                session, agent, found, excluded, event_id=event_id, timer=timer,
+                rendering=rendering,
+            )  # fmt: skip
             principal = Principal(agent.owner_id, f"context-builder:{agent.agent_id}")
             writer = GeneratedWriter(
                 session, self.embedder, self.limits, principal, self.transforms
@@ -154,9 +163,11 @@ class ContextBuilder:
             )  # fmt: skip
             log = written_with(entry, time.perf_counter())
             with timer.phase("write"):
-                return await write_context(
+                written = await write_context(
                     writer, assembly, keep_versions=self.history_versions, log=log
                 )
+        await self.keep_rendered(agent.owner_id, rendering)
+        return written
 
     async def preview(
         self,
@@ -169,6 +180,7 @@ class ContextBuilder:
         """The assembly ``build`` would write, written nowhere: the transaction is read-only
         (PostgreSQL refuses any write in it). None when a stored trigger is gone."""
         excluded = await self.directory.excluded(agent.owner_id)
+        rendering = Rendering()
         scoped = tenant_session(self.session_factory, agent.owner_id)
         async with scoped as session, session.begin():
             await session.execute(text("SET TRANSACTION READ ONLY"))
@@ -178,10 +190,12 @@ class ContextBuilder:
                 if found is None:
                     return None
                 trigger = found
-            return await self._assemble(
+            assembly = await self._assemble(
                 session, agent, trigger, excluded, event_id="on-demand", timer=timer,
-                budget=budget,
+                budget=budget, rendering=rendering,
             )  # fmt: skip
+        await self.keep_rendered(agent.owner_id, rendering)
+        return assembly
 
     async def _assemble(
         self,
@@ -193,11 +207,17 @@ class ContextBuilder:
         event_id: str,
         timer: Timer,
         budget: int | None = None,
+        rendering: Rendering | None = None,
     ) -> Assembly:
+        async def item_blocks(
+            session: AsyncSession, owner_id: uuid.UUID, records: list[Record]
+        ) -> ItemBlocks:
+            return await self.item_blocks(session, owner_id, records, rendering)
+
         return await assemble(
             session, agent, trigger,
             event_id=event_id, excluded=excluded, counter=self.counter,
-            item_blocks=self.item_blocks, options=self.options, record_cache=self.records,
+            item_blocks=item_blocks, options=self.options, record_cache=self.records,
             common_words=self.common_words, llm_config=await _llm_config(session, agent),
             timer=timer, budget_override=budget,
             domains=await load_domains(session, agent.owner_id, self.embedder),
@@ -205,19 +225,31 @@ class ContextBuilder:
         )  # fmt: skip
 
     async def item_blocks(
-        self, session: AsyncSession, owner_id: uuid.UUID, records: list[Record]
+        self,
+        session: AsyncSession,
+        owner_id: uuid.UUID,
+        records: list[Record],
+        rendering: Rendering | None = None,
     ) -> ItemBlocks:
         """Every record's block as its hints render it (compactly when it has none): from
         the block cache when the record was rendered before at this version with the same
-        hints, else rendered now, all in one batch (no I/O per record)."""
-        rows = {record.id: _as_row(record) for record in records}
+        hints, else from the stored blocks (one query), else rendered now, all in one batch
+        (no I/O per record). ``rendering`` notes what is rendered here, to be stored once the
+        assembly is done (:meth:`keep_rendered`)."""
+        rows = {record.id: as_row(record) for record in records}
         definitions = await self.transforms.definitions_for(session, owner_id, rows.values())
         keys: dict[uuid.UUID, Hashable | None] = {}
+        stored: dict[uuid.UUID, tuple[int, bytes]] = {}
+        encoding = self.counter.encoding_name
         for record in records:
             definition = definitions.get(record.schema_name or "")
             hints = self.transforms.render_key(rows[record.id], definition)
             key = (BLOCK_FORMAT, record.id, record.version, hints)
             keys[record.id] = None if hints is None else key
+            if hints is not None and record.version is not None and self.blocks.get(key) is None:
+                stored[record.id] = (record.version, digest_of(encoding, hints))
+        for record_id, block in (await load_blocks(session, stored)).items():
+            self.blocks.put(keys[record_id], block)
         texts: dict[uuid.UUID, str] = {}
         blocks = ItemBlocks(
             lambda record: texts.get(record.id, ""), self.counter, cache=self.blocks, keys=keys
@@ -228,20 +260,42 @@ class ContextBuilder:
             texts[row["id"]] = body_text(view.context, view.source, view.replaced, row["title"])
             if view.error:  # a fallback (e.g. over its time budget) may render next time
                 keys[row["id"]] = None
+        if rendering is not None:
+            rendering.blocks, rendering.wanted = blocks, stored
+            rendering.records = {record.id: record for record in records}
         return blocks
 
+    async def store_block(self, session: AsyncSession, row: Mapping[str, Any]) -> None:
+        """Render the block of a record just written and store it with the record, so that
+        no worker's assembly renders it again (the worker's edge step calls this)."""
+        record = to_record(row)
+        try:
+            blocks = await render_blocks(
+                session, record.owner_id, [record], self.transforms, self.counter
+            )
+        except SQLAlchemyError:  # the database's: the step is held and run again
+            raise
+        except Exception:  # a block that cannot render must not hold the record's edges
+            log.warning("could not render the block of %s", record.id, exc_info=True)
+            return
+        for block in blocks:
+            await store_blocks(session, record.owner_id, [block])
+            key = (BLOCK_FORMAT, block.record_id, block.version, block.hints)
+            self.blocks.put(key, (block.block, block.tokens, block.line_tokens))
 
-def _as_row(record: Record) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "version": record.version,
-        "title": record.title,
-        "tags": list(record.tags),
-        "schema_name": record.schema_name,
-        "created_at": record.created_at,
-        "context": record.context,
-        "llm_hints": record.llm_hints,
-    }
+    async def keep_rendered(self, owner_id: uuid.UUID, rendering: Rendering) -> None:
+        """Store the blocks an assembly rendered, in a transaction of their own after the
+        assembly's: a failure here costs a later assembly a render, never this one's
+        context."""
+        fresh = rendering.fresh(self.counter)
+        if not fresh:
+            return
+        try:
+            scoped = tenant_session(self.session_factory, owner_id)
+            async with scoped as session, session.begin():
+                await store_blocks(session, owner_id, fresh)
+        except Exception:  # an optimisation: the context is written already
+            log.warning("could not store %d rendered blocks", len(fresh), exc_info=True)
 
 
 async def _llm_config(session: AsyncSession, agent: Agent) -> dict[str, Any] | None:

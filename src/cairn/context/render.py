@@ -138,6 +138,8 @@ def is_prior_fix(record: Record) -> bool:
 
 
 _UNSEEN = ("", -1)  # no line known yet (None: the record has none)
+# A block, its token count and its line's (None: not counted yet, or it has no line).
+CachedBlock = tuple[str, int | None, int | None]
 
 
 class ItemBlocks:
@@ -154,7 +156,7 @@ class ItemBlocks:
         render_item: RenderItem,
         counter: TokenCounter,
         *,
-        cache: LRU[Hashable, tuple[str, int | None]] | None = None,
+        cache: LRU[Hashable, CachedBlock] | None = None,
         keys: Mapping[UUID, Hashable | None] | None = None,
     ) -> None:
         self._render_item = render_item
@@ -164,14 +166,19 @@ class ItemBlocks:
         self._texts: dict[UUID, str] = {}
         self._tokens: dict[UUID, int] = {}
         self._lines: dict[UUID, tuple[str, int] | None] = {}
+        self._line_tokens: dict[UUID, int] = {}  # known before the line is cut
         self._cached: set[UUID] = set()
+        self._fresh: set[UUID] = set()  # rendered here, with a key: worth storing
+        self._snippets: set[UUID] = set()  # shown as a snippet: never cached
         if cache is not None:
             for record_id, key in self._keys.items():
                 known = None if key is None else cache.get(key)
                 if known is not None:
-                    self._texts[record_id], tokens = known
+                    self._texts[record_id], tokens, line_tokens = known
                     if tokens is not None:
                         self._tokens[record_id] = tokens
+                    if line_tokens is not None:
+                        self._line_tokens[record_id] = line_tokens
                     self._cached.add(record_id)
 
     def cached(self, record_id: UUID) -> bool:
@@ -203,15 +210,28 @@ class ItemBlocks:
     def _remember(self, record_id: UUID) -> None:
         """The block, and its count once known, for later assemblies (unless unsaved)."""
         key = self._keys.get(record_id)
-        if self._cache is not None and key is not None:
-            self._cache.put(key, (self._texts[record_id], self._tokens.get(record_id)))
+        if self._cache is not None and key is not None and record_id not in self._snippets:
+            self._cache.put(key, self._known(record_id))
+            if record_id not in self._cached:
+                self._fresh.add(record_id)
+
+    def _known(self, i: UUID) -> CachedBlock:
+        return self._texts[i], self._tokens.get(i), self._line_tokens.get(i)
+
+    def rendered(self) -> list[tuple[UUID, CachedBlock]]:
+        """The blocks this assembly rendered that a later one may reuse (not a snippet),
+        with their counts when known."""
+        return [(i, self._known(i)) for i in sorted(self._fresh)]
 
     def line(self, record: Record) -> tuple[str, int] | None:
         """The record's line in a run and its tokens, or None when its block stands alone."""
         known = self._lines.get(record.id, _UNSEEN)
         if known is _UNSEEN:
             line = run_line(record, self.text(record))
-            known = None if line is None else (line, self._counter.count(line))
+            if line is not None and record.id not in self._line_tokens:
+                self._line_tokens[record.id] = self._counter.count(line)
+                self._remember(record.id)
+            known = None if line is None else (line, self._line_tokens[record.id])
             self._lines[record.id] = known
         return known
 
@@ -226,6 +246,9 @@ class ItemBlocks:
         """Show the record as ``text`` in this assembly (a snippet); never cached."""
         self._texts[record_id], self._tokens[record_id] = text, tokens
         self._lines.pop(record_id, None)
+        self._line_tokens.pop(record_id, None)
+        self._fresh.discard(record_id)
+        self._snippets.add(record_id)
 
     def cost_of(self, records: Mapping[UUID, Record]) -> Callable[[UUID], int]:
         return lambda record_id: self.tokens(records[record_id])
