@@ -18,6 +18,8 @@ variant named ``*-nogin`` runs with the schema set's GIN indexes dropped (as bef
 existed), the others with them made. Each child reports its RSS at the end;
 ``--memory-graph`` makes it walk the worker's in-memory graph (loaded in the warm-up), as
 the worker does — without it the graph is walked by SQL and the children start in seconds.
+``--tiers``: the last variant also counts, per trigger, the word nominations' records that
+hold two or more of the trigger's words (``seeds_tiers.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import seeds_tiers
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cairn-bench"
@@ -75,6 +79,7 @@ def _compare(args: argparse.Namespace, variants: dict[str, str], events: Path, u
                 "--database-url", url, "--events", str(events),
                 "--warmup", str(args.warmup), "--explain", str(explain),
                 "--explain-file", explained, *(["--memory-graph"] if args.memory_graph else []),
+                *(["--tiers"] if args.tiers and name == names[-1] else []),
             ]  # fmt: skip
             done = subprocess.run(command, check=True, capture_output=True, text=True)
             runs[name] += json.loads(done.stdout.strip().splitlines()[-1])
@@ -137,6 +142,9 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
             f"{name}: {generic} of {len(rows)} assemblies on a connection that had a generic"
             " plan of the seed statement"
         )
+    tiers = [row["tiers"] for row in runs[names[-1]] if row.get("tiers")]
+    if tiers:
+        notes += ["", seeds_tiers.report(tiers)]
     return "\n".join([*lines, "", *notes])
 
 
@@ -220,7 +228,22 @@ async def _run_child(
         # Whether this connection's prepared seed statement is planned anew each time.
         plans = await request.session.execute(_PLANS)
         seen["plans"] = list(plans.one())
+        if args.tiers and seen.get("hybrid"):
+            sql, params = seen.pop("hybrid")
+            found = await request.session.execute(text(seeds_tiers.tier_sql(sql)), params)
+            seen["tiers"] = seeds_tiers.summary(dict(found.mappings().one()))
         return batches
+
+    if args.tiers:  # the semantic statement and its parameters, for the tier counts
+        from cairn.context.sources import semantic
+
+        hybrid_sql = semantic._hybrid_sql
+
+        def recording(*positional: Any, **named: Any) -> Any:
+            seen["hybrid"] = hybrid_sql(*positional, **named)
+            return seen["hybrid"]
+
+        semantic._hybrid_sql = recording
 
     assemble.sources.gather = timed  # type: ignore[attr-defined]
     owner = uuid.UUID(OWNER)
@@ -234,7 +257,7 @@ async def _run_child(
                 continue
             rows.append(
                 {key: seen[key] for key in ("ms", "seeds", "plans")}
-                | {"trigger": event["breadcrumb_id"]}
+                | {"trigger": event["breadcrumb_id"], "tiers": seen.pop("tiers", None)}
             )
             if len(plans) < args.explain:
                 plans.append(await _explain(engine, event["breadcrumb_id"], seen))
@@ -269,6 +292,9 @@ def main() -> None:
     parser.add_argument("--explain-file", default="")
     parser.add_argument(
         "--memory-graph", action="store_true", help="walk the worker's in-memory graph"
+    )
+    parser.add_argument(
+        "--tiers", action="store_true", help="the last variant counts the word nominations' tiers"
     )
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")
