@@ -9,7 +9,8 @@ embedded PostgreSQL (or uses ``--database-url``, a database already loaded by
 ``perfbench.load``), then runs the benchmark's warm triggers through
 ``ContextBuilder.build`` (what the worker does per event) in child processes that import
 Cairn from each variant's source tree, rounds rotating the variants' order. Each child
-records, per trigger, the seed stage's time (``sources.gather``) and every source's seeds
+records, per trigger, the seed stage's time (``sources.gather``; wall, and the CPU time of its
+server process, from /proc: the database must run on this machine) and every source's seeds
 (ids and scores); the first variant's seeds are the reference the others are compared
 with. ``--explain N``: the last variant also runs ``EXPLAIN (ANALYZE, BUFFERS)`` of the
 seed statement exactly as sent (driver-level SQL and parameters) for N triggers, written to
@@ -111,14 +112,16 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
         f"seed stage at {args.scale:,} records: {args.triggers} triggers x {args.rounds} rounds,"
         " variants in rotating order; ms (sources.gather, wall)",
         "",
-        "| variant | p50 | p90 | p99 | mean | semantic seeds identical (ids / ids+scores)"
+        "| variant | p50 | p90 | p99 | mean | server CPU p50 / mean"
+        " | semantic seeds identical (ids / ids+scores)"
         " | semantic id overlap | all sources' seeds identical |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     notes: list[str] = []
     for name in names:
         rows = runs[name]
         ms = sorted(row["ms"] for row in rows)
+        cpu = sorted(row["server_cpu_ms"] for row in rows)
         first = {row["trigger"]: row["seeds"] for row in reversed(rows)}
         ids_same = scores_same = all_same = 0
         overlaps = []
@@ -133,7 +136,8 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
             overlaps.append(len(union & {s[1] for s in mine}) / max(1, len(union)))
         cells = [
             f"{_pct(ms, 0.5):.2f}", f"{_pct(ms, 0.9):.2f}", f"{_pct(ms, 0.99):.2f}",
-            f"{statistics.fmean(ms):.2f}", f"{ids_same} / {scores_same} of {len(first)}",
+            f"{statistics.fmean(ms):.2f}", f"{_pct(cpu, 0.5):.2f} / {statistics.fmean(cpu):.2f}",
+            f"{ids_same} / {scores_same} of {len(first)}",
             f"{statistics.fmean(overlaps):.4f}", f"{all_same} of {len(first)}",
         ]  # fmt: skip
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -211,14 +215,17 @@ async def _run_child(
     seen: dict[str, Any] = {}
 
     async def timed(request: Any) -> Any:
+        backend = await request.session.scalar(text("SELECT pg_backend_pid()"))
         captured.clear()
         state["on"] = True
+        cpu = _server_cpu_ns(backend)
         started = time.perf_counter()
         try:
             batches = await gather(request)
         finally:
             state["on"] = False
         seen["ms"] = (time.perf_counter() - started) * 1000
+        seen["server_cpu_ms"] = (_server_cpu_ns(backend) - cpu) / 1e6
         seen["seeds"] = [
             [seed.source, str(seed.record_id), round(seed.score, 9)]
             for batch in batches
@@ -256,13 +263,19 @@ async def _run_child(
             if n < args.warmup:
                 continue
             rows.append(
-                {key: seen[key] for key in ("ms", "seeds", "plans")}
+                {key: seen[key] for key in ("ms", "server_cpu_ms", "seeds", "plans")}
                 | {"trigger": event["breadcrumb_id"], "tiers": seen.pop("tiers", None)}
             )
             if len(plans) < args.explain:
                 plans.append(await _explain(engine, event["breadcrumb_id"], seen))
     await engine.dispose()
     return rows, plans
+
+
+def _server_cpu_ns(backend: int) -> int:
+    """The CPU time the session's server process has used (the database runs on this
+    machine): unlike wall time, not inflated by other processes waiting for the cores."""
+    return int(Path(f"/proc/{backend}/schedstat").read_text().split()[0])
 
 
 async def _explain(engine: Any, trigger: str, seen: dict[str, Any]) -> str:
