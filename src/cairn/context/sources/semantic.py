@@ -285,11 +285,11 @@ def _hybrid_sql(
                                OR search_vector @@ (SELECT query FROM term_query))
         ),
         by_keyword AS (
-            SELECT id FROM nominations WHERE shared IS NOT NULL
+            SELECT id, distance FROM nominations WHERE shared IS NOT NULL
             ORDER BY shared DESC, distance, id LIMIT :pool
         ),
         by_text AS (
-            SELECT id FROM nominations WHERE rank IS NOT NULL
+            SELECT id, distance FROM nominations WHERE rank IS NOT NULL
             ORDER BY rank DESC, distance, id LIMIT :pool
         ),
         -- One pass over the subset computes the similarity alone: no vectors or lexemes are
