@@ -9,7 +9,8 @@ embedded PostgreSQL (or uses ``--database-url``, a database already loaded by
 ``perfbench.load``), then runs the benchmark's warm triggers through
 ``ContextBuilder.build`` (what the worker does per event) in child processes that import
 Cairn from each variant's source tree, rounds rotating the variants' order. Each child
-records, per trigger, the seed stage's time (``sources.gather``) and every source's seeds
+records, per trigger, the seed stage's time (``sources.gather``; wall, and the CPU time of its
+server process, from /proc: the database must run on this machine) and every source's seeds
 (ids and scores); the first variant's seeds are the reference the others are compared
 with. ``--explain N``: the last variant also runs ``EXPLAIN (ANALYZE, BUFFERS)`` of the
 seed statement exactly as sent (driver-level SQL and parameters) for N triggers, written to
@@ -18,6 +19,8 @@ variant named ``*-nogin`` runs with the schema set's GIN indexes dropped (as bef
 existed), the others with them made. Each child reports its RSS at the end;
 ``--memory-graph`` makes it walk the worker's in-memory graph (loaded in the warm-up), as
 the worker does — without it the graph is walked by SQL and the children start in seconds.
+``--tiers``: the last variant also counts, per trigger, the word nominations' records that
+hold two or more of the trigger's words (``seeds_tiers.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+import seeds_tiers
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cairn-bench"
@@ -75,6 +80,7 @@ def _compare(args: argparse.Namespace, variants: dict[str, str], events: Path, u
                 "--database-url", url, "--events", str(events),
                 "--warmup", str(args.warmup), "--explain", str(explain),
                 "--explain-file", explained, *(["--memory-graph"] if args.memory_graph else []),
+                *(["--tiers"] if args.tiers and name == names[-1] else []),
             ]  # fmt: skip
             done = subprocess.run(command, check=True, capture_output=True, text=True)
             runs[name] += json.loads(done.stdout.strip().splitlines()[-1])
@@ -106,14 +112,16 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
         f"seed stage at {args.scale:,} records: {args.triggers} triggers x {args.rounds} rounds,"
         " variants in rotating order; ms (sources.gather, wall)",
         "",
-        "| variant | p50 | p90 | p99 | mean | semantic seeds identical (ids / ids+scores)"
+        "| variant | p50 | p90 | p99 | mean | server CPU p50 / mean"
+        " | semantic seeds identical (ids / ids+scores)"
         " | semantic id overlap | all sources' seeds identical |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     notes: list[str] = []
     for name in names:
         rows = runs[name]
         ms = sorted(row["ms"] for row in rows)
+        cpu = sorted(row["server_cpu_ms"] for row in rows)
         first = {row["trigger"]: row["seeds"] for row in reversed(rows)}
         ids_same = scores_same = all_same = 0
         overlaps = []
@@ -128,7 +136,8 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
             overlaps.append(len(union & {s[1] for s in mine}) / max(1, len(union)))
         cells = [
             f"{_pct(ms, 0.5):.2f}", f"{_pct(ms, 0.9):.2f}", f"{_pct(ms, 0.99):.2f}",
-            f"{statistics.fmean(ms):.2f}", f"{ids_same} / {scores_same} of {len(first)}",
+            f"{statistics.fmean(ms):.2f}", f"{_pct(cpu, 0.5):.2f} / {statistics.fmean(cpu):.2f}",
+            f"{ids_same} / {scores_same} of {len(first)}",
             f"{statistics.fmean(overlaps):.4f}", f"{all_same} of {len(first)}",
         ]  # fmt: skip
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -137,6 +146,9 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
             f"{name}: {generic} of {len(rows)} assemblies on a connection that had a generic"
             " plan of the seed statement"
         )
+    tiers = [row["tiers"] for row in runs[names[-1]] if row.get("tiers")]
+    if tiers:
+        notes += ["", seeds_tiers.report(tiers)]
     return "\n".join([*lines, "", *notes])
 
 
@@ -203,14 +215,17 @@ async def _run_child(
     seen: dict[str, Any] = {}
 
     async def timed(request: Any) -> Any:
+        backend = await request.session.scalar(text("SELECT pg_backend_pid()"))
         captured.clear()
         state["on"] = True
+        cpu = _server_cpu_ns(backend)
         started = time.perf_counter()
         try:
             batches = await gather(request)
         finally:
             state["on"] = False
         seen["ms"] = (time.perf_counter() - started) * 1000
+        seen["server_cpu_ms"] = (_server_cpu_ns(backend) - cpu) / 1e6
         seen["seeds"] = [
             [seed.source, str(seed.record_id), round(seed.score, 9)]
             for batch in batches
@@ -220,7 +235,22 @@ async def _run_child(
         # Whether this connection's prepared seed statement is planned anew each time.
         plans = await request.session.execute(_PLANS)
         seen["plans"] = list(plans.one())
+        if args.tiers and seen.get("hybrid"):
+            sql, params = seen.pop("hybrid")
+            found = await request.session.execute(text(seeds_tiers.tier_sql(sql)), params)
+            seen["tiers"] = seeds_tiers.summary(dict(found.mappings().one()))
         return batches
+
+    if args.tiers:  # the semantic statement and its parameters, for the tier counts
+        from cairn.context.sources import semantic
+
+        hybrid_sql = semantic._hybrid_sql
+
+        def recording(*positional: Any, **named: Any) -> Any:
+            seen["hybrid"] = hybrid_sql(*positional, **named)
+            return seen["hybrid"]
+
+        semantic._hybrid_sql = recording
 
     assemble.sources.gather = timed  # type: ignore[attr-defined]
     owner = uuid.UUID(OWNER)
@@ -233,13 +263,19 @@ async def _run_child(
             if n < args.warmup:
                 continue
             rows.append(
-                {key: seen[key] for key in ("ms", "seeds", "plans")}
-                | {"trigger": event["breadcrumb_id"]}
+                {key: seen[key] for key in ("ms", "server_cpu_ms", "seeds", "plans")}
+                | {"trigger": event["breadcrumb_id"], "tiers": seen.pop("tiers", None)}
             )
             if len(plans) < args.explain:
                 plans.append(await _explain(engine, event["breadcrumb_id"], seen))
     await engine.dispose()
     return rows, plans
+
+
+def _server_cpu_ns(backend: int) -> int:
+    """The CPU time the session's server process has used (the database runs on this
+    machine): unlike wall time, not inflated by other processes waiting for the cores."""
+    return int(Path(f"/proc/{backend}/schedstat").read_text().split()[0])
 
 
 async def _explain(engine: Any, trigger: str, seen: dict[str, Any]) -> str:
@@ -269,6 +305,9 @@ def main() -> None:
     parser.add_argument("--explain-file", default="")
     parser.add_argument(
         "--memory-graph", action="store_true", help="walk the worker's in-memory graph"
+    )
+    parser.add_argument(
+        "--tiers", action="store_true", help="the last variant counts the word nominations' tiers"
     )
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")

@@ -18,7 +18,7 @@ from cairn.context.agents import SemanticSource
 from cairn.context.blacklist import excluded_schemas
 from cairn.context.model import Seed
 from cairn.context.sources import nearest, semantic as semantic_source
-from cairn.context.terms import CommonWords
+from cairn.context.terms import Common, CommonWords
 from cairn.context.trigger import Probe
 from cairn.db.engine import tenant_session
 
@@ -308,3 +308,78 @@ async def test_a_scan_that_missed_a_nominated_nearer_record_is_repeated_wider(
     seeds = semantic_source._read(source, [dict(row) for row in rows]).seeds
     assert [s.record_id for s in seeds] == [s.record_id for s in exact]
     assert [s.score for s in seeds] == pytest.approx([s.score for s in exact], abs=1e-9)
+
+
+async def test_both_word_nominations_keep_their_own_top_pool_from_one_pass(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    """The keyword and full-text nominations read their records together; each must still
+    be its own top pool: by shared pointers then distance, and by ts_rank then distance.
+    More records match each than the pool (50), the two match different records, and the
+    pointers shared and the words' occurrences vary, so a nomination ordered by the other's
+    key, or over the other's matches, takes other records."""
+    rng, schema, base = _world(19)
+    owner = app.state.resources.default_tenant
+    rows = []
+    for n in range(120):
+        keywords = [k for k, on in (("quetzal", n % 3 != 0), ("jacaranda", n % 4 == 0)) if on]
+        words = " ".join(["quetzal"] * (n % 5 if n % 7 else 0) + ["plain"])
+        rows.append((uuid.uuid4(), keywords, f"{words} {n}", _unit(rng, base, 1.0)))
+    (trigger,) = [uuid.uuid4()]
+    rows.append((trigger, ["quetzal"], "quetzal", _unit(rng, base, 0.0)))
+    async with db.begin() as connection:
+        await connection.execute(
+            text(
+                "INSERT INTO breadcrumbs (id, owner_id, schema_name, title, tags, context,"
+                " checksum, size_bytes, llm_text, entity_keywords, embedding)"
+                " VALUES (:id, :owner, :schema, 'doc', '{}', '{}', 'sha256:test', 0, :text,"
+                " :keywords, CAST(:embedding AS vector))"
+            ),
+            [
+                {
+                    "id": i,
+                    "owner": owner,
+                    "schema": schema if i != trigger else "user.v1",
+                    "text": words,
+                    "keywords": keywords,
+                    "embedding": str(vector),
+                }
+                for i, keywords, words, vector in rows
+            ],
+        )
+        found = await connection.execute(
+            text(
+                "SELECT id, ts_rank(search_vector, websearch_to_tsquery('simple', 'quetzal'))"
+                " AS rank, search_vector @@ websearch_to_tsquery('simple', 'quetzal') AS text,"
+                " embedding <=> (SELECT embedding FROM breadcrumbs WHERE id = :trigger)"
+                " AS distance FROM breadcrumbs WHERE schema_name = :schema"
+            ),
+            {"trigger": trigger, "schema": schema},
+        )
+        records = {row.id: row for row in found}
+    keywords_of = {i: set(keywords) for i, keywords, _, _ in rows}
+    pointers = ["quetzal", "jacaranda"]
+    shared = {i: len(keywords_of[i] & set(pointers)) for i in records}
+    by_keyword = sorted(
+        (i for i in records if "quetzal" in keywords_of[i] or "jacaranda" in keywords_of[i]),
+        key=lambda i: (-shared[i], records[i].distance, str(i)),
+    )[:50]
+    by_text = sorted(
+        (i for i in records if records[i].text),
+        key=lambda i: (-records[i].rank, records[i].distance, str(i)),
+    )[:50]
+    assert len(by_keyword) == len(by_text) == 50 and set(by_keyword) != set(by_text)
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    common = Common(frozenset(), frozenset())
+    sql, params = semantic_source._hybrid_sql(
+        owner, Probe(trigger), source, pointers, common, [], NONE
+    ) or ("", {})
+    last = sql.rindex("SELECT id, similarity, lexical, score, isolated FROM kept")
+    sql = sql[:last] + (
+        "SELECT 'keyword' AS nomination, id FROM by_keyword"
+        " UNION ALL SELECT 'text', id FROM by_text"
+    )
+    async with tenant_session(app.state.resources.session_factory, owner) as session:
+        nominated = (await session.execute(text(sql), params)).all()
+    assert {i for kind, i in nominated if kind == "keyword"} == set(by_keyword)
+    assert {i for kind, i in nominated if kind == "text"} == set(by_text)

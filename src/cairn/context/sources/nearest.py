@@ -235,12 +235,13 @@ def scored_sql(where: str, near: str | None) -> str:
     """The ``scored`` CTE of the semantic query: each searched record's similarity (its own
     vector's or its best chunk's). Exact (``near`` None): every record of the subset, one
     pass. Near: the index's ``:pool`` nearest, the best chunk-bearing records and the
-    keyword and full-text nominations (``by_keyword``, ``by_text``), scored by primary-key
-    lookups — unless the index scan came back short (other tenants' or expired records took
-    its candidates), when the subset is scored exactly as without an index. A full pool can
-    still be the wrong one (the graph search did not reach the trigger's neighbourhood: at
-    1M records ~0.4% of benchmark triggers got none of their 10 nearest): when a nominated
-    record is nearer than the pool's farthest, the scan is repeated with ef_search
+    keyword and full-text nominations (``by_keyword``, ``by_text``), scored with the
+    distances their scans computed (the chunk-bearing ones by primary-key lookups) — unless
+    the index scan came back short (other tenants' or expired records took its candidates),
+    when the subset is scored exactly as without an index. A full pool can still be the
+    wrong one (the graph search did not reach the trigger's neighbourhood: at 1M records
+    ~0.4% of benchmark triggers got none of their 10 nearest): when a nominated record is
+    nearer than the pool's farthest, the scan is repeated with ef_search
     ``WIDE_EF_SEARCH`` and its pool scored too."""
     exact = f"""scored AS MATERIALIZED (
             SELECT id, {_SIMILARITY}
@@ -254,15 +255,24 @@ def scored_sql(where: str, near: str | None) -> str:
             ORDER BY embedding <=> (SELECT embedding FROM probe) LIMIT :pool
         ),
         mode AS MATERIALIZED (SELECT (SELECT count(*) FROM nearest) >= :pool AS near),
-        nominated AS (
-            SELECT id FROM nearest UNION SELECT id FROM by_keyword UNION SELECT id FROM by_text
-            UNION (SELECT chunk_of FROM chunk_best JOIN breadcrumbs ON id = chunk_of
-                   WHERE {where} ORDER BY chunk_similarity DESC LIMIT :pool)
+        -- The scan's and the word nominations' records come with their distances (each
+        -- computed once, from the same expression); only the best chunk-bearing records
+        -- are looked up for theirs.
+        picked AS (
+            SELECT id, distance FROM nearest UNION SELECT id, distance FROM by_keyword
+            UNION SELECT id, distance FROM by_text
+        ),
+        chunked AS (
+            SELECT chunk_of AS id FROM chunk_best JOIN breadcrumbs ON id = chunk_of
+            WHERE {where} ORDER BY chunk_similarity DESC LIMIT :pool
         ),
         near_scored AS MATERIALIZED (
+            SELECT id, distance, greatest(1 - distance, chunk_similarity) AS similarity
+            FROM picked LEFT JOIN chunk_best ON chunk_of = id WHERE (SELECT near FROM mode)
+            UNION ALL
             SELECT id, embedding <=> (SELECT embedding FROM probe) AS distance, {_SIMILARITY}
-            FROM nominated JOIN breadcrumbs USING (id) LEFT JOIN chunk_best ON chunk_of = id
-            WHERE {where} AND (SELECT near FROM mode)
+            FROM chunked JOIN breadcrumbs USING (id) LEFT JOIN chunk_best ON chunk_of = id
+            WHERE {where} AND (SELECT near FROM mode) AND id NOT IN (SELECT id FROM picked)
         ),
         -- The guard: a nominated record nearer than the pool's farthest proves the scan
         -- missed it (its graph search did not reach that neighbourhood); the scan is then

@@ -269,20 +269,28 @@ def _hybrid_sql(
             FROM breadcrumb_chunks WHERE owner_id = :owner GROUP BY breadcrumb_id
         ),
         -- The keyword and full-text nominations come from the GIN indexes, by the trigger's
-        -- uncommon words only (context.terms): a common one would match most records.
+        -- uncommon words only (context.terms): a common one would match most records. Both
+        -- are read in one pass (a record holding a rare pointer mostly holds its lexeme too:
+        -- one heap row and one distance each, not two); each keeps its own matches' order.
+        nominations AS MATERIALIZED (
+            SELECT id,
+                   CASE WHEN entity_keywords && CAST(:rare_pointers AS text[])
+                        THEN length(pointer_set.tsv)
+                             - length(ts_delete(pointer_set.tsv, entity_keywords)) END AS shared,
+                   CASE WHEN search_vector @@ (SELECT query FROM term_query)
+                        THEN ts_rank(search_vector, (SELECT query FROM term_query)) END AS rank,
+                   embedding <=> (SELECT embedding FROM probe) AS distance
+            FROM breadcrumbs, pointer_set
+            WHERE {where} AND (entity_keywords && CAST(:rare_pointers AS text[])
+                               OR search_vector @@ (SELECT query FROM term_query))
+        ),
         by_keyword AS (
-            SELECT id FROM breadcrumbs, pointer_set
-            WHERE {where} AND entity_keywords && CAST(:rare_pointers AS text[])
-            ORDER BY length(pointer_set.tsv) - length(ts_delete(pointer_set.tsv, entity_keywords))
-                     DESC, embedding <=> (SELECT embedding FROM probe), id
-            LIMIT :pool
+            SELECT id, distance FROM nominations WHERE shared IS NOT NULL
+            ORDER BY shared DESC, distance, id LIMIT :pool
         ),
         by_text AS (
-            SELECT id FROM breadcrumbs
-            WHERE {where} AND search_vector @@ (SELECT query FROM term_query)
-            ORDER BY ts_rank(search_vector, (SELECT query FROM term_query)) DESC,
-                     embedding <=> (SELECT embedding FROM probe), id
-            LIMIT :pool
+            SELECT id, distance FROM nominations WHERE rank IS NOT NULL
+            ORDER BY rank DESC, distance, id LIMIT :pool
         ),
         -- One pass over the subset computes the similarity alone: no vectors or lexemes are
         -- carried through (they would spill the CTE to disk at 100k records).
