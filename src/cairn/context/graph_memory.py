@@ -166,9 +166,10 @@ class GraphMemory:
             params = {"owner": owner, "ids": changed}
             edges = [tuple(r) for r in await session.execute(_EDGES_TOUCHING, params)]
             adjacency.replace_lists(changed, edges)
-            ends = {end for edge in edges for end in edge[:2]}
-            unknown = [e for e in ends if e not in adjacency.index or not adjacency.present[
-                adjacency.index[e]]]  # fmt: skip
+            ends = list({end for edge in edges for end in edge[:2]})
+            at = adjacency.nodes(ends)
+            absent = (at < 0) | ~adjacency.present[np.maximum(at, 0)]
+            unknown = [e for e, a in zip(ends, absent.tolist(), strict=True) if a]
             wanted = list(set(changed) | set(unknown))
             nodes = [tuple(r) for r in await session.execute(_NODES, params | {"ids": wanted})]
             seen = {node[0] for node in nodes}
