@@ -6,7 +6,8 @@ packed ids, then node pages), and the walk's own calls on it.
 
 No database: the pages are made from the cached corpus (``.cairn-bench/``), so the numbers
 are the structure's, not a server's. Each tree runs in its own child process (RSS is a
-process's), ``--rounds`` times, alternating; medians per tree. The walk calls: one hop of
+process's; ``trimmed_mb`` after ``malloc_trim``: without the freed memory the allocator
+kept), ``--rounds`` times, alternating; medians per tree. The walk calls: one hop of
 the ranked walk from 20 random seeds (``hop_rows``, limit 200), the plain walk of radius 1
 from them, and the edges among the hop's records (``edges_among``), per call.
 """
@@ -14,6 +15,7 @@ from them, and the edges among the hop's records (``edges_among``), per call.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import json
 import os
@@ -55,6 +57,7 @@ def child(src: str) -> dict[str, Any]:
     edges = np.sort(corpus.edges, order=["from", "to", "type"])
     del corpus
     gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
     before = _rss_mb()
     started = time.perf_counter()
     adjacency = Adjacency()
@@ -78,6 +81,8 @@ def child(src: str) -> dict[str, Any]:
     gc.collect()
     load_s = time.perf_counter() - started
     after = _rss_mb()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)  # freed heap the allocator kept, returned
+    trimmed = _rss_mb()
     rng = random.Random(1)
     walk = Walk(adjacency, 20, None, frozenset(), None, frozenset())
     costs = CostModel()
@@ -98,6 +103,7 @@ def child(src: str) -> dict[str, Any]:
     return {
         "records": adjacency.size, "edges": adjacency.edge_count,
         "rss_before_mb": before, "rss_after_mb": after, "adjacency_mb": after - before,
+        "trimmed_mb": trimmed - before,
         "arrays_mb": adjacency.nbytes / 2**20, "load_s": load_s,
         **{f"{k}_ms": statistics.median(v) for k, v in timings.items()},
     }  # fmt: skip
@@ -112,7 +118,7 @@ def main() -> None:
             done = subprocess.run(command, check=True, capture_output=True, text=True)
             runs[src].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(src, runs[src][-1], flush=True)
-    keys = ["adjacency_mb", "arrays_mb", "load_s", "hop_ms", "plain_ms", "among_ms"]
+    keys = ["adjacency_mb", "trimmed_mb", "arrays_mb", "load_s", "hop_ms", "plain_ms", "among_ms"]
     print(f"| tree ({ARGS.scale:,} records) | " + " | ".join(keys) + " |")
     print("|---|" + "---:|" * len(keys))
     for src, rows in runs.items():
