@@ -377,3 +377,19 @@ async def test_what_the_relay_publishes_is_the_change_event_of_the_stored_row(
             expected["event_id"] = str(published.msg_id)
             reference = await connection.scalar(as_jsonb, {"body": json.dumps(expected)})
         assert published.body == reference
+
+
+async def test_the_events_copy_of_a_large_context_is_stored_uncompressed(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    """The outbox row is read once and deleted: its payload is not compressed (revision
+    0025), while the record keeps its compressed copy."""
+    row = await _write(app, _assembly(uuid.uuid4().hex[:8], text="many words " * 2000))
+    query = text(
+        "SELECT pg_column_compression(o.payload) AS event, pg_column_compression(b.context)"
+        " AS record FROM outbox o JOIN breadcrumbs b ON b.id = :id"
+        " WHERE o.payload->>'breadcrumb_id' = CAST(:id AS text)"
+    )
+    async with db.connect() as connection:
+        found = (await connection.execute(query, {"id": row["id"]})).one()
+    assert (found.event, found.record) == (None, "pglz")
