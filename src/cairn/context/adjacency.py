@@ -128,7 +128,8 @@ class Adjacency:
         for name in ("present", "schema", "sessions", "domains"):
             old = getattr(self, name)
             new = np.zeros(size, old.dtype)
-            new[: len(old)] = old
+            kept = min(size, len(old))
+            new[:kept] = old[:kept]
             setattr(self, name, new)
 
     def set_nodes(self, rows: Sequence[NodeRow], gone: Sequence[uuid.UUID] = ()) -> None:
@@ -205,6 +206,9 @@ class Adjacency:
         self._in = self._rows(dst, src, kind, weight)
         self._out_overlay.clear()
         self._in_overlay.clear()
+        self.keys.fold()
+        self.keys.resize(self.size)  # loaded: no spare room until a record is added
+        self._fit()
 
     def replace_lists(self, nodes: Iterable[uuid.UUID], edges: Sequence[EdgeRow]) -> None:
         """The outgoing and incoming lists of ``nodes`` are now exactly those of ``edges``

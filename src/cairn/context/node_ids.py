@@ -83,16 +83,20 @@ class NodeIds:
         """Room for ``len(hi)`` more nodes; the first new node's number."""
         start, end = self.size, self.size + len(hi)
         if end > len(self.hi):
-            capacity = max(16, 2 * end)
-            for name in ("hi", "lo"):
-                old = getattr(self, name)
-                grown = np.zeros(capacity, np.uint64)
-                grown[: len(old)] = old
-                setattr(self, name, grown)
+            self.resize(max(16, end + end // 4))  # a quarter spare: 1M ids, 4 MB
         self.hi[start:end] = hi
         self.lo[start:end] = lo
         self.size = end
         return start
+
+    def resize(self, capacity: int) -> None:
+        """Room for ``capacity`` nodes (at least the ones there are)."""
+        capacity = max(capacity, self.size)
+        for name in ("hi", "lo"):
+            old = getattr(self, name)
+            resized = np.zeros(capacity, np.uint64)
+            resized[: self.size] = old[: self.size]
+            setattr(self, name, resized)
 
     def fold(self) -> None:
         """Every node into the sorted arrays (the dict of recent ids emptied)."""
