@@ -354,7 +354,7 @@ def _outcomes() -> dict[str, Any]:
 async def test_what_the_relay_publishes_is_the_change_event_of_the_stored_row(
     app: FastAPI, db: AsyncEngine
 ) -> None:
-    """The one statement builds its event's payload from text; the relay publishes
+    """The one statement builds its event's payload itself; the relay publishes
     ``payload::text``, which must be what ``change_event`` of the stored row gives (as
     jsonb), to the byte, for a creation and for a replacement."""
     key = uuid.uuid4().hex[:8]
