@@ -7,7 +7,9 @@ Each run loads ``benchmarks/perf.py``'s corpus (from ``.cairn-bench/``) into a n
 PostgreSQL, then assembles ``--triggers`` triggers spread over the sessions, as the perf
 benchmark does: every one is the first of its session, so every write creates its
 ``agent.context.v1`` record. Runs alternate between the source trees (``--src``, each
-imported in a child process); medians per tree.
+imported in a child process); medians per tree, and per write: this process's CPU, the
+server process's CPU (its scheduler's count) and the WAL written (from
+before the write to after its commit).
 """
 
 from __future__ import annotations
@@ -23,10 +25,23 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text
+
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cairn-bench"
 OWNER = uuid.UUID("00000000-0000-0000-0000-000000000001")
 WARMUP = 10
+
+
+# The session's server process and the WAL position before the write; the WAL written
+# since (by this database alone: the benchmark's own server).
+_PROBE = text("SELECT pg_backend_pid(), pg_current_wal_insert_lsn()")
+_WAL_SINCE = text("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), CAST(:lsn AS pg_lsn))")
+
+
+def _cpu_s(pid: int) -> float:
+    """A process's time on a CPU (the scheduler's count, in ns: /proc/PID/schedstat)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 async def _writes(database_url: str, events: list[dict[str, Any]]) -> list[Any]:
@@ -54,6 +69,7 @@ async def _writes(database_url: str, events: list[dict[str, Any]]) -> list[Any]:
         for agent in agents:
             excluded = await builder.directory.excluded(OWNER)
             async with tenant_session(sessions, OWNER) as session, session.begin():
+                backend, wal = (await session.execute(_PROBE)).one()
                 timer = Timer()
                 found = await stored_trigger(session, OWNER, uuid.UUID(event["breadcrumb_id"]))
                 assert found is not None
@@ -69,6 +85,7 @@ async def _writes(database_url: str, events: list[dict[str, Any]]) -> list[Any]:
                     session_tag=assembly.session_tag, trigger_id=found.record.id,
                     timings_ms=timer.as_dict(),
                 )  # fmt: skip
+                cpu, server = time.process_time(), _cpu_s(backend)
                 started = time.perf_counter()
                 if hasattr(log, "written_with"):
                     rider = log.written_with(entry, started)
@@ -78,10 +95,14 @@ async def _writes(database_url: str, events: list[dict[str, Any]]) -> list[Any]:
                     await log.record_assembly(session, entry)
                 written = time.perf_counter()
             committed = time.perf_counter()
+            cpu, server = time.process_time() - cpu, _cpu_s(backend) - server
+            async with sessions() as session:
+                wal = (await session.execute(_WAL_SINCE, {"lsn": wal})).scalar_one()
             if n >= WARMUP:
-                rows.append(
-                    {"write": (written - started) * 1e3, "commit": (committed - written) * 1e3}
-                )
+                rows.append({
+                    "write": (written - started) * 1e3, "commit": (committed - written) * 1e3,
+                    "cpu": cpu * 1e3, "server_cpu": server * 1e3, "wal": float(wal),
+                })  # fmt: skip
     await engine.dispose()
     return rows
 
@@ -112,13 +133,22 @@ def main() -> None:
             samples[src] += rows
             write = statistics.median(r["write"] for r in rows)
             print(f"round {round_ + 1} {src}: write + log p50 {write:.2f} ms", flush=True)
-    print("| tree | write + log p50 ms | commit p50 ms | write + log + commit p50 ms |")
-    print("|---|---:|---:|---:|")
+    print(
+        "| tree | write + log p50 ms | commit p50 ms | write + log + commit p50 ms"
+        " | client CPU p50 ms | server CPU p50 ms | WAL p50 KB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for src, rows in samples.items():
         write = statistics.median(r["write"] for r in rows)
         commit = statistics.median(r["commit"] for r in rows)
         both = statistics.median(r["write"] + r["commit"] for r in rows)
-        print(f"| {src} | {write:.2f} | {commit:.2f} | {both:.2f} |")
+        cpu = statistics.median(r.get("cpu", 0.0) for r in rows)
+        server = statistics.median(r.get("server_cpu", 0.0) for r in rows)
+        wal = statistics.median(r.get("wal", 0.0) for r in rows) / 1024
+        print(
+            f"| {src} | {write:.2f} | {commit:.2f} | {both:.2f} | {cpu:.2f} | {server:.2f}"
+            f" | {wal:.1f} |"
+        )
 
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -15,11 +15,15 @@ def _ids(n: int) -> list[uuid.UUID]:
 def _lists(adjacency: Adjacency, ids: list[uuid.UUID]) -> dict[uuid.UUID, tuple[list, list]]:  # type: ignore[type-arg]
     found = {}
     for record_id in ids:
-        node = adjacency.index[record_id]
+        node = adjacency.node(record_id)
+        assert node is not None
         out, into = adjacency.outgoing(node), adjacency.incoming(node)
-        found[record_id] = (
-            [(adjacency.ids[f], int(k), float(w)) for f, k, w in zip(*out, strict=True)],
-            [(adjacency.ids[f], int(k), float(w)) for f, k, w in zip(*into, strict=True)],
+        found[record_id] = tuple(
+            [
+                (f, int(k), float(w))
+                for f, k, w in zip(adjacency.record_ids(ends), kinds, weights, strict=True)
+            ]
+            for ends, kinds, weights in (out, into)
         )
     return found
 
@@ -51,7 +55,7 @@ def test_replaced_lists_and_compaction_agree_with_a_fresh_build() -> None:
     adjacency.replace_lists(touched, [(*key, w) for key, w in edges.items()])
     fresh = Adjacency()
     fresh.build([(*key, w) for key, w in edges.items()])
-    expected = _lists(fresh, [i for i in touched if i in fresh.index])
+    expected = _lists(fresh, [i for i in touched if fresh.node(i) is not None])
     assert _lists(adjacency, list(expected)) == expected
     adjacency.compact()
     assert adjacency.overlay_size == 0

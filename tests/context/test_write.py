@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from cairn.context.write import write_context
 from cairn.db.engine import tenant_session
 from cairn.embedding import tag_pointers
 from cairn.errors import Forbidden, InvalidInput, PayloadTooLarge
+from cairn.events.payloads import ChangeKind, change_event
 from cairn.principal import Principal, Role
 from cairn.processing.stages import CHUNKED, NOT_NEEDED_OUTCOME
 from cairn.processing.write_outcomes import not_embedded_outcomes
@@ -347,3 +349,47 @@ async def test_another_writer_without_the_curator_role_replaces_nothing(
 
 def _outcomes() -> dict[str, Any]:
     return not_embedded_outcomes() | {CHUNKED: NOT_NEEDED_OUTCOME}
+
+
+async def test_what_the_relay_publishes_is_the_change_event_of_the_stored_row(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    """The one statement builds its event's payload itself; the relay publishes
+    ``payload::text``, which must be what ``change_event`` of the stored row gives (as
+    jsonb), to the byte, for a creation and for a replacement."""
+    key = uuid.uuid4().hex[:8]
+    later = TRIGGERED + timedelta(seconds=1)
+    written = [
+        (_assembly(key, text='first é \u2028 \\ "'), ChangeKind.created, "create"),
+        (_assembly(key, triggered=later, text="later"), ChangeKind.updated, "replace"),
+    ]
+    for assembly, kind, change in written:
+        row = await _write(app, assembly, keep=1)
+        stored = await _stored(db, row["id"])
+        expected = change_event(kind, stored, change=change).payload
+        query = text(
+            "SELECT msg_id, payload::text AS body FROM outbox"
+            " WHERE payload->>'breadcrumb_id' = :id ORDER BY id DESC LIMIT 1"
+        )
+        as_jsonb = text("SELECT CAST(CAST(:body AS text) AS jsonb)::text")
+        async with db.connect() as connection:
+            published = (await connection.execute(query, {"id": str(row["id"])})).one()
+            expected["event_id"] = str(published.msg_id)
+            reference = await connection.scalar(as_jsonb, {"body": json.dumps(expected)})
+        assert published.body == reference
+
+
+async def test_the_events_copy_of_a_large_context_is_stored_uncompressed(
+    app: FastAPI, db: AsyncEngine
+) -> None:
+    """The outbox row is read once and deleted: its payload is not compressed (revision
+    0025), while the record keeps its compressed copy."""
+    row = await _write(app, _assembly(uuid.uuid4().hex[:8], text="many words " * 2000))
+    query = text(
+        "SELECT pg_column_compression(o.payload) AS event, pg_column_compression(b.context)"
+        " AS record FROM outbox o JOIN breadcrumbs b ON b.id = :id"
+        " WHERE o.payload->>'breadcrumb_id' = CAST(:id AS text)"
+    )
+    async with db.connect() as connection:
+        found = (await connection.execute(query, {"id": row["id"]})).one()
+    assert (found.event, found.record) == (None, "pglz")

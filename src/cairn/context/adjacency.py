@@ -5,8 +5,8 @@ source's outgoing list and its target's incoming list, as three parallel arrays 
 type, weight) in compressed sparse rows. Each list is sorted as the walk's SQL orders it:
 type, weight descending, far end's id — so a fan-out cap is a slice of its head. Per
 record, the walk's filters: schema, session tags and domain labels, each interned (the
-sets as ids of distinct sets) — 18 bytes per edge and ~150 per record, most of it the
-id → int dictionary.
+sets as ids of distinct sets) — 18 bytes per edge and ~40 per record, 28 of them the
+record's id and its place in the sorted ids (:class:`cairn.context.node_ids.NodeIds`).
 
 Lists replaced since the arrays were built (a record's edges changed) sit in an overlay;
 :meth:`Adjacency.compact` folds it back into fresh arrays.
@@ -17,12 +17,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-from asyncpg.pgproto.pgproto import UUID as DriverUUID
 from numpy.typing import NDArray
 
 from cairn.context.model import SESSION_PREFIX
+from cairn.context.node_ids import NodeIds, split
 
 EdgeRow = tuple[uuid.UUID, uuid.UUID, int, float]
 # A record's walk attributes: schema (None: none), session tags, domain labels.
@@ -80,10 +81,7 @@ class Adjacency:
     """A tenant's records and edges for the walk (see the module docstring)."""
 
     def __init__(self) -> None:
-        self.index: dict[uuid.UUID, int] = {}
-        self.ids: list[uuid.UUID] = []
-        self._hi = np.zeros(0, np.uint64)
-        self._lo = np.zeros(0, np.uint64)
+        self.keys = NodeIds()
         self.present = np.zeros(0, np.bool_)  # attributes loaded: the record is visible
         self.schema = np.zeros(0, np.int32)
         self.sessions = np.zeros(0, np.int32)
@@ -101,46 +99,59 @@ class Adjacency:
     # -- records -------------------------------------------------------------------------
 
     def intern(self, record_id: uuid.UUID) -> int:
-        found = self.index.get(record_id)
-        if found is not None:
-            return found
-        node = self.index[record_id] = len(self.ids)
-        self.ids.append(record_id)
-        if node >= len(self._hi):
-            self._grow(max(16, 2 * node))
-        value = record_id.int
-        self._hi[node] = value >> 64
-        self._lo[node] = value & 0xFFFF_FFFF_FFFF_FFFF
+        node = self.keys.intern(record_id)
+        self._fit()
         return node
 
-    def _grow(self, size: int) -> None:
-        for name in ("_hi", "_lo", "present", "schema", "sessions", "domains"):
+    def intern_many(self, ids: Sequence[uuid.UUID]) -> NDArray[np.int32]:
+        if not ids:
+            return np.zeros(0, np.int32)
+        nodes = self.keys.intern_keys(*split(ids))
+        self._fit()
+        return nodes
+
+    def node(self, record_id: uuid.UUID) -> int | None:
+        return self.keys.get(record_id)
+
+    def nodes(self, ids: Sequence[uuid.UUID]) -> NDArray[np.int64]:
+        """The node of each id, -1 where there is none."""
+        return self.keys.nodes(ids)
+
+    def record_ids(self, nodes: Sequence[int] | NDArray[np.integer[Any]]) -> list[uuid.UUID]:
+        return self.keys.record_ids(nodes)
+
+    def _fit(self) -> None:
+        """The per-record arrays as long as the ids'."""
+        size = len(self.keys.hi)
+        if size == len(self.present):
+            return
+        for name in ("present", "schema", "sessions", "domains"):
             old = getattr(self, name)
             new = np.zeros(size, old.dtype)
-            new[: len(old)] = old
+            kept = min(size, len(old))
+            new[:kept] = old[:kept]
             setattr(self, name, new)
 
-    def set_nodes(self, rows: Iterable[NodeRow], gone: Iterable[uuid.UUID] = ()) -> None:
+    def set_nodes(self, rows: Sequence[NodeRow], gone: Sequence[uuid.UUID] = ()) -> None:
         """Attributes of visible records; ``gone``: records no longer visible."""
-        for record_id, schema, tags, domains in rows:
-            node = self.intern(record_id)
+        nodes = self.intern_many([row[0] for row in rows]).tolist()
+        for node, (_, schema, tags, domains) in zip(nodes, rows, strict=True):
             self.present[node] = True
             self.schema[node] = NO_SCHEMA if schema is None else self.schemas(schema)
             sessions = frozenset(t for t in tags if t.startswith(SESSION_PREFIX))
             self.sessions[node] = self.session_sets(sessions)
             self.domains[node] = self.domain_sets(frozenset(domains))
-        for record_id in gone:
-            found = self.index.get(record_id)
-            if found is not None:
-                self.present[found] = False
+        if gone:
+            found = self.nodes(gone)
+            self.present[found[found >= 0]] = False
 
     @property
     def size(self) -> int:
-        return len(self.ids)
+        return self.keys.size
 
     def id_order(self, nodes: NDArray[np.int64]) -> tuple[NDArray[np.uint64], NDArray[np.uint64]]:
         """Keys that sort ``nodes`` as PostgreSQL sorts their uuids (low key first)."""
-        return self._lo[nodes], self._hi[nodes]
+        return self.keys.lo[nodes], self.keys.hi[nodes]
 
     # -- edges ---------------------------------------------------------------------------
 
@@ -195,12 +206,15 @@ class Adjacency:
         self._in = self._rows(dst, src, kind, weight)
         self._out_overlay.clear()
         self._in_overlay.clear()
+        self.keys.fold()
+        self.keys.resize(self.size)  # loaded: no spare room until a record is added
+        self._fit()
 
     def replace_lists(self, nodes: Iterable[uuid.UUID], edges: Sequence[EdgeRow]) -> None:
         """The outgoing and incoming lists of ``nodes`` are now exactly those of ``edges``
         (every edge touching them, whatever was there before)."""
         src, dst, kind, weight = self.columns(edges)
-        touched = {self.intern(n) for n in nodes}
+        touched = set(self.intern_many(list(nodes)).tolist())
         for overlay, near, far in ((self._out_overlay, src, dst), (self._in_overlay, dst, src)):
             for node in touched:
                 mine = near == node
@@ -258,45 +272,28 @@ class Adjacency:
     @property
     def nbytes(self) -> int:
         """The arrays' bytes (the dictionary and id objects not counted)."""
-        arrays = (self._hi, self._lo, self.present, self.schema, self.sessions, self.domains)
-        return self._out.nbytes + self._in.nbytes + sum(a.nbytes for a in arrays)
+        arrays = (self.present, self.schema, self.sessions, self.domains)
+        return self._out.nbytes + self._in.nbytes + self.keys.nbytes + sum(a.nbytes for a in arrays)
 
     def intern_keys(self, packed: bytes) -> Ints:
         """Records by their ids as 16-byte strings one after the other (PostgreSQL's
-        ``uuid_send``), each distinct id made a ``UUID`` once: loading a large graph costs
-        Python per record, not per edge end."""
+        ``uuid_send``): loading a large graph costs no Python per record or edge end."""
         keys = np.frombuffer(packed, dtype=">u8").reshape(-1, 2).astype(np.uint64)
-        hi, lo = keys[:, 0], keys[:, 1]
-        order = np.lexsort((lo, hi))
-        h, low = hi[order], lo[order]
-        first = np.ones(len(h), np.bool_)
-        first[1:] = (h[1:] != h[:-1]) | (low[1:] != low[:-1])
-        group = np.cumsum(first) - 1
-        distinct = zip(h[first].tolist(), low[first].tolist(), strict=True)
-        intern = self.intern
-        # The driver's UUID type, as every id read from the database is: the walk's ids meet
-        # those of the seeds and the records in dicts, where a standard library UUID among
-        # driver UUIDs costs a hash in Python and a comparison across types on every lookup.
-        nodes = np.array(
-            [intern(DriverUUID(((a << 64) | b).to_bytes(16, "big"))) for a, b in distinct],
-            np.int32,
-        )
-        out = np.empty(len(hi), np.int32)
-        out[order] = nodes[group]
-        return out
+        nodes = self.keys.intern_keys(keys[:, 0], keys[:, 1])
+        self._fit()
+        return nodes
 
     def columns(self, edges: Sequence[EdgeRow]) -> tuple[Ints, Ints, Kinds, Weights]:
         """Edges as arrays, their ends interned."""
-        intern = self.intern
-        src = np.fromiter((intern(e[0]) for e in edges), np.int32, len(edges))
-        dst = np.fromiter((intern(e[1]) for e in edges), np.int32, len(edges))
+        ends = self.intern_many([e[0] for e in edges] + [e[1] for e in edges])
+        src, dst = ends[: len(edges)], ends[len(edges) :]
         kind = np.fromiter((e[2] for e in edges), np.int8, len(edges))
         weight = np.fromiter((e[3] for e in edges), np.float32, len(edges))
         return src, dst, kind, weight
 
     def _order(self, near: Ints, far: Ints, kind: Kinds, weight: Weights) -> NDArray[np.intp]:
         """The walk's order: per near end, type, weight descending, far end's id."""
-        lo, hi = self._lo[far], self._hi[far]
+        lo, hi = self.keys.lo[far], self.keys.hi[far]
         return np.lexsort((lo, hi, -weight, kind, near))
 
     def _rows(self, near: Ints, far: Ints, kind: Kinds, weight: Weights) -> _Rows:

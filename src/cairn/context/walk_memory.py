@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
@@ -37,11 +37,16 @@ class Walk:
     excluded: frozenset[str]
     scope: frozenset[str] | None
     isolated: frozenset[str]
+    quiet_node: int | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.quiet is not None:
+            object.__setattr__(self, "quiet_node", self.adjacency.node(self.quiet))
 
     def steps(self, node: int) -> Iterable[Lists]:
         """The node's outgoing, then incoming, strongest edges, each capped at the fan-out;
         the ``quiet`` record's temporal edges are not walked (nor counted in the cap)."""
-        quiet = self.adjacency.index.get(self.quiet) if self.quiet is not None else None
+        quiet = self.quiet_node
         for far, kind, weight in (self.adjacency.outgoing(node), self.adjacency.incoming(node)):
             if node == quiet:
                 keep = kind != TEMPORAL
@@ -80,11 +85,12 @@ def hop_rows(
     ``limit`` of them by (cost, id); with isolated domains, the nearest ``limit`` isolated
     ones too, flagged."""
     adjacency = walk.adjacency
-    known = [(adjacency.index[r], c) for r, c in frontier.items() if r in adjacency.index]
-    if not known:
+    nodes = adjacency.nodes(list(frontier))
+    known = nodes >= 0
+    if not known.any():
         return []
-    nodes = np.array([n for n, _ in known], np.int64)
-    starts = np.array([c for _, c in known], np.float64)
+    nodes = nodes[known]
+    starts = np.fromiter(frontier.values(), np.float64, len(frontier))[known]
     far, total = _steps(walk, nodes, starts, costs)
     ok = walk.walkable(far)
     far, total = far[ok], total[ok]
@@ -98,9 +104,8 @@ def hop_rows(
         chosen, cost = reached[keep], best[keep]
         lo, hi = adjacency.id_order(chosen)
         order = np.lexsort((lo, hi, cost))[:limit]
-        names = adjacency.ids
-        pairs = zip(chosen[order].tolist(), cost[order].tolist(), strict=True)
-        rows += [(names[n], c, flag) for n, c in pairs]
+        names = adjacency.record_ids(chosen[order])
+        rows += [(n, c, flag) for n, c in zip(names, cost[order].tolist(), strict=True)]
     return rows
 
 
@@ -110,7 +115,7 @@ def _steps(
     """Every capped step from ``nodes`` (far end, path cost); the quiet record's lists,
     filtered before the cap, are taken one by one."""
     adjacency = walk.adjacency
-    quiet = adjacency.index.get(walk.quiet) if walk.quiet is not None else None
+    quiet = walk.quiet_node
     fars: list[NDArray[np.int64]] = []
     totals: list[NDArray[np.float64]] = []
     plain = nodes != quiet if quiet is not None else np.ones(len(nodes), np.bool_)
@@ -142,7 +147,8 @@ def step_costs(
 def plain_walk(walk: Walk, seeds: Collection[uuid.UUID], radius: int) -> set[uuid.UUID]:
     """Every record within ``radius`` hops of the seeds through walkable records."""
     adjacency = walk.adjacency
-    frontier = [adjacency.index[s] for s in seeds if s in adjacency.index]
+    found = adjacency.nodes(list(seeds))
+    frontier = found[found >= 0].tolist()
     seen = set(frontier)
     for _ in range(radius):
         fars = [far for node in frontier for far, _, _ in walk.steps(node)]
@@ -152,25 +158,29 @@ def plain_walk(walk: Walk, seeds: Collection[uuid.UUID], radius: int) -> set[uui
         far = far[walk.walkable(far) & ~walk.isolated_of(far)]
         frontier = [int(n) for n in far if int(n) not in seen]
         seen.update(frontier)
-    return set(seeds) | {adjacency.ids[n] for n in seen}
+    return set(seeds) | set(adjacency.record_ids(np.fromiter(seen, np.int64, len(seen))))
 
 
 def edges_among(
     adjacency: Adjacency, ids: Iterable[uuid.UUID], quiet: uuid.UUID | None
 ) -> tuple[Edge, ...]:
     """Every edge with both ends in ``ids``, but the ``quiet`` record's temporal ones."""
-    nodes = np.array([adjacency.index[i] for i in ids if i in adjacency.index], np.int64)
+    given = list(ids)
+    found = adjacency.nodes(given)
+    nodes = found[found >= 0]
     inside = np.zeros(adjacency.size, np.bool_)
     inside[nodes] = True
     at, far, kind, weight = adjacency.gather(nodes, outgoing=True)
     near = nodes[at]
     keep = inside[far]
-    q = adjacency.index.get(quiet) if quiet is not None else None
+    q = adjacency.node(quiet) if quiet is not None else None
     if q is not None:
         keep &= (kind != TEMPORAL) | ((far != q) & (near != q))
     # A thousand edges an assembly: made in C loops (map, tuple.__new__), not a generator
     # calling the named tuple's Python constructor for each.
-    name, edge_type = adjacency.ids.__getitem__, _EDGE_TYPES.__getitem__
+    # The ends are among the ids given: their own objects, not new UUIDs.
+    name = dict(zip(found.tolist(), given, strict=True)).__getitem__
+    edge_type = _EDGE_TYPES.__getitem__
     columns = zip(
         map(name, near[keep].tolist()), map(name, far[keep].tolist()),
         map(edge_type, kind[keep].tolist()), weight[keep].tolist(), strict=True,
