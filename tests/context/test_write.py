@@ -383,7 +383,7 @@ async def test_the_events_copy_of_a_large_context_is_stored_uncompressed(
     app: FastAPI, db: AsyncEngine
 ) -> None:
     """The outbox row is read once and deleted: its payload is not compressed (revision
-    0025), while the record keeps its compressed copy."""
+    0024), while the record keeps its compressed copy."""
     row = await _write(app, _assembly(uuid.uuid4().hex[:8], text="many words " * 2000))
     query = text(
         "SELECT pg_column_compression(o.payload) AS event, pg_column_compression(b.context)"

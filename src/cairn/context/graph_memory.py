@@ -1,5 +1,5 @@
 """Each tenant's graph held in memory by the process that walks it, kept current from the
-database's change log (revision 0025).
+database's change log (revision 0022).
 
 The database stays the truth. A tenant's :class:`Adjacency` is loaded on its first walk
 (apart from it, in the worker, which walks by SQL meanwhile),
@@ -30,7 +30,7 @@ from cairn.db.engine import tenant_session
 
 log = logging.getLogger(__name__)
 
-# The log keeps ten minutes (revision 0025); catching up after half of that is safe.
+# The log keeps ten minutes (revision 0022); catching up after half of that is safe.
 MAX_PAUSE_S = 300.0
 PAGE = 50_000
 _NIL = uuid.UUID(int=0)

@@ -26,7 +26,7 @@ async def upsert_edges(
     owner_id: uuid.UUID,
     edges: Sequence[tuple[uuid.UUID, uuid.UUID, int, float]],
 ) -> None:
-    """One statement for all of them (the change-log triggers fire once, revision 0025),
+    """One statement for all of them (the change-log triggers fire once, revision 0022),
     in the given order; an edge listed twice is written once, with its last weight."""
     latest = {(a, b, t): w for a, b, t, w in edges}
     if latest:

@@ -6,8 +6,8 @@ publishes, marks and deletes a little later. ``EXTERNAL``: still moved out of li
 compressed; more WAL per event (~67 KB instead of ~21 KB), less CPU. Rows already stored
 keep their form; only new values are written uncompressed.
 
-Revision ID: 0025
-Revises: 0022
+Revision ID: 0024
+Revises: 0023
 Create Date: 2026-11-27
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0025"
-down_revision: str | None = "0022"
+revision: str = "0024"
+down_revision: str | None = "0023"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
