@@ -4,8 +4,11 @@ only blocks rendered in this assembly are offered to be stored."""
 
 from __future__ import annotations
 
+import uuid
+
 from tests.context.helpers import record
 
+from cairn.context.block_store import Rendering
 from cairn.context.model import Record
 from cairn.context.render import CachedBlock, ItemBlocks, untitled_header
 from cairn.context.tokens import TokenCounter
@@ -54,3 +57,17 @@ def test_a_snippet_is_neither_cached_nor_offered_to_be_stored(counter: TokenCoun
     assert kept is not None and "snippet" not in kept[0]
     assert [record_id for record_id, _ in blocks.rendered()] == [other.id]
     assert blocks.rendered()[0][1][:2] == (blocks.text(other), blocks.tokens(other))
+
+
+def test_a_shared_records_block_is_left_to_its_owner(counter: TokenCounter) -> None:
+    """An assembly may show a record another tenant shares with its owner: row-level
+    security refuses storing that block under this tenant (and one refused row would lose
+    the whole batch), so only the tenant's own rendered blocks are offered."""
+    own, shared = record(1, title=""), record(2, title="", owner_id=uuid.uuid4())
+    keys = {own.id: ("a",), shared.id: ("b",)}
+    blocks = ItemBlocks(_body, counter, cache=LRU(10), keys=keys)
+    blocks.tokens(own), blocks.tokens(shared)
+    wanted = {r.id: (1, b"digest") for r in (own, shared)}
+    rendering = Rendering(blocks, wanted, {r.id: r for r in (own, shared)})
+    assert [b.record_id for b in rendering.fresh(counter, own.owner_id)] == [own.id]
+    assert [b.record_id for b in rendering.fresh(counter, shared.owner_id)] == [shared.id]

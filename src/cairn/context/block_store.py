@@ -185,15 +185,17 @@ class Rendering:
     wanted: dict[uuid.UUID, tuple[int, bytes]] = field(default_factory=dict)
     records: dict[uuid.UUID, Record] = field(default_factory=dict)
 
-    def fresh(self, counter: TokenCounter) -> list[StoredBlock]:
-        """The blocks rendered here (not snippets), counted (the assembly did not count a
-        block it only needed the line of)."""
+    def fresh(self, counter: TokenCounter, owner_id: uuid.UUID) -> list[StoredBlock]:
+        """The blocks rendered here (not snippets) of ``owner_id``'s records, counted (the
+        assembly did not count a block it only needed the line of). A record another
+        tenant shares is left out: its block is its owner's to store (row-level security
+        refuses the row), and this tenant's hints may render it differently anyway."""
         if self.blocks is None:
             return []
         fresh: list[StoredBlock] = []
         for record_id, (block, tokens, lines) in self.blocks.rendered():
             known, record = self.wanted.get(record_id), self.records.get(record_id)
-            if known is None or record is None:
+            if known is None or record is None or record.owner_id != owner_id:
                 continue
             count = counter.count(block) if tokens is None else tokens
             if lines is None:

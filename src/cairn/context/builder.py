@@ -287,7 +287,7 @@ class ContextBuilder:
         """Store the blocks an assembly rendered, in a transaction of their own after the
         assembly's: a failure here costs a later assembly a render, never this one's
         context."""
-        fresh = rendering.fresh(self.counter)
+        fresh = rendering.fresh(self.counter, owner_id)
         if not fresh:
             return
         try:
