@@ -220,12 +220,20 @@ def main() -> None:
         help="the encoder's threads for the ceiling (default: as the server's settings say); "
         "the ceiling of a server given fewer threads is still that of both cores",
     )
+    parser.add_argument(
+        "--server-src",
+        type=Path,
+        default=None,
+        help="run the server from another tree's src/ (its migrations/ beside it), for A/B "
+        "runs of two commits: git archive <commit> src migrations | tar -x -C /tmp/x",
+    )
     args = parser.parse_args()
     models = REPO / ".cairn" / "models"
     ceiling_before = encoder_ceiling(args.requests, models, args.ceiling_threads)
     print(f"encoder alone: {ceiling_before}", flush=True)
     with tempfile.TemporaryDirectory(prefix="cairn-bench-") as data_dir:
-        server = start_cairn_up(Path(data_dir), args.port, models)
+        tree = {"PYTHONPATH": str(args.server_src.resolve())} if args.server_src else None
+        server = start_cairn_up(Path(data_dir), args.port, models, tree)
         try:
             cpu = CpuAccount(server.pid, Path(data_dir))
             url = f"http://127.0.0.1:{args.port}"

@@ -60,6 +60,7 @@ class Cursor:
 
 # Every column but the generated lexemes, which only the database's searches read.
 RECORD_COLUMNS = [column for column in breadcrumbs.c if column.name != "search_vector"]
+_CREATED_COLUMNS = [column for column in RECORD_COLUMNS if column.name != "embedding"]
 # What a write returns when the writer holds the context it wrote.
 _WRITTEN_COLUMNS = [column for column in RECORD_COLUMNS if column.name != "context"]
 
@@ -87,7 +88,10 @@ def filter_clauses(owner_id: uuid.UUID, flt: ListFilter) -> list[ColumnElement[b
 
 
 async def insert_breadcrumb(session: AsyncSession, values: dict[str, Any]) -> Row:
-    result = await session.execute(insert(breadcrumbs).values(**values).returning(breadcrumbs))
+    """The stored row but its vector and lexemes: the writer holds the vector it wrote, and
+    reading 384 floats back as text and parsing them cost the event loop on every create."""
+    statement = insert(breadcrumbs).values(**values).returning(*_CREATED_COLUMNS)
+    result = await session.execute(statement)
     row: Row = result.mappings().one()
     return row
 

@@ -286,8 +286,8 @@ class BreadcrumbWriter(DerivingService):
     async def _record(
         self, row: Row, kind: ChangeKind, *, change: str, reason: str | None = None
     ) -> None:
-        await repository.insert_history(self.session, row, change=change)
         event = change_event(kind, row, change=change)
         if reason is not None:
             event.payload["reason"] = reason
-        await outbox.enqueue(self.session, event)
+        # History row and outbox event in one statement, both copying the stored record.
+        await repository.record_stored_change(self.session, event, row["id"], change=change)

@@ -51,7 +51,11 @@ class Directory:
     async def sync(self, session: AsyncSession, owner_id: uuid.UUID) -> None:
         """Within ``session`` (scoped to ``owner_id``): if the tenant's definitions changed
         since they were loaded here, forget them (and tell ``on_change``)."""
-        generation = await _generation(session, owner_id)
+        self.observe(owner_id, await _generation(session, owner_id))
+
+    def observe(self, owner_id: uuid.UUID, generation: int) -> None:
+        """``sync`` with the tenant's definitions generation read by the caller (in a
+        statement it sends anyway: the worker's edge step reads it with the record)."""
         if generation <= self._required.get(owner_id, 0):
             return
         self._required[owner_id] = generation

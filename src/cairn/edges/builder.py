@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.edges import repository
+from cairn.edges.neighbours import find_neighbours
 from cairn.embedding import tag_pointers
 
 CAUSAL, TEMPORAL, TAG, SEMANTIC = 0, 1, 2, 3
@@ -52,9 +53,7 @@ async def build_edges(
     edges = [
         *await _causal(session, record),
         *linked,
-        *await _temporal(session, record),
-        *await _tagged(session, record, options),
-        *await _semantic(session, record, options),
+        *await _neighbouring(session, record, options),
     ]
     edges = [edge for edge in edges if edge[0] != edge[1]]
     kept = {(a, b) for a, b, edge_type, _ in edges if edge_type == CAUSAL}
@@ -128,43 +127,37 @@ async def _dependencies(
     return linked, unlinked
 
 
-async def _temporal(session: AsyncSession, record: Mapping[Any, Any]) -> list[Edge]:
-    edges: list[Edge] = []
-    for tag in record["tags"]:
-        if tag.startswith("session:"):
-            previous = await repository.previous_in_session(
-                session, record["owner_id"], record["id"], tag, record["created_at"]
-            )
-            if previous is not None:
-                edges.append((previous, record["id"], TEMPORAL, 1.0))
-    return edges
-
-
-async def _tagged(
+async def _neighbouring(
     session: AsyncSession, record: Mapping[Any, Any], options: EdgeOptions
 ) -> list[Edge]:
-    pointers = tag_pointers(record["tags"])
-    if not pointers:
-        return []
-    others = await repository.sharing_tags(
-        session, record["owner_id"], record["id"], pointers, options.tag_neighbours
-    )
-    return [(record["id"], other, TAG, 1.0) for other in others]
-
-
-async def _semantic(
-    session: AsyncSession, record: Mapping[Any, Any], options: EdgeOptions
-) -> list[Edge]:
-    if record.get("embedding") is None:
-        return []
-    neighbours = await repository.nearest(
-        session, record["owner_id"], record["id"], options.semantic_neighbours
+    """Temporal, tag and semantic edges, their candidates asked in one statement."""
+    me = record["id"]
+    sessions = [tag for tag in record["tags"] if tag.startswith("session:")]
+    found = await find_neighbours(
+        session,
+        record,
+        sessions=sessions,
+        pointers=tag_pointers(record["tags"]),
+        tag_limit=options.tag_neighbours,
+        k=options.semantic_neighbours if _has_embedding(record) else None,
     )
     return [
-        (record["id"], other, SEMANTIC, similarity)
-        for other, similarity in neighbours
-        if similarity >= options.semantic_min_similarity
+        *((previous, me, TEMPORAL, 1.0) for previous in found.previous if previous is not None),
+        *((me, other, TAG, 1.0) for other in found.sharing),
+        *(
+            (me, other, SEMANTIC, similarity)
+            for other, similarity in found.nearest
+            if similarity >= options.semantic_min_similarity
+        ),
     ]
+
+
+def _has_embedding(record: Mapping[Any, Any]) -> bool:
+    """A row read for its edges alone says so in ``has_embedding`` (the vector itself, 384
+    floats to decode, is not needed: the semantic query reads it in the database)."""
+    if "has_embedding" in record:
+        return bool(record["has_embedding"])
+    return record.get("embedding") is not None
 
 
 def _uuids(values: Any) -> list[uuid.UUID]:

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 CONTEXT_SCHEMA = "agent.context.v1"
+
+# The tenant's definitions generation and the live record with the columns its edges need
+# (whether it has a vector, not the vector), in one round trip; no record: NULL columns.
+_FOR_EDGES = text(
+    "SELECT (SELECT generation FROM definition_generations WHERE owner_id = :owner)"
+    " AS generation, b.id, b.owner_id, b.schema_name, b.tags, b.context, b.version,"
+    " b.created_at, b.embedding IS NOT NULL AS has_embedding"
+    " FROM (SELECT 1) AS one LEFT JOIN breadcrumbs b ON b.id = :id AND b.owner_id = :owner"
+    " AND (b.ttl IS NULL OR b.ttl > now())"
+)
 
 _UPSERT = text(
     "INSERT INTO breadcrumb_edges (owner_id, from_id, to_id, edge_type, weight)"
@@ -19,6 +30,24 @@ _UPSERT = text(
     " CAST(:weights AS real[])) AS e(from_id, to_id, edge_type, weight)"
     " ON CONFLICT (from_id, to_id, edge_type) DO UPDATE SET weight = EXCLUDED.weight"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ForEdges:
+    """What the worker's edge step reads first: the definitions generation (0: none yet)
+    and the record (None: deleted or expired since its event)."""
+
+    generation: int
+    record: Mapping[str, Any] | None
+
+
+async def record_for_edges(
+    session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID
+) -> ForEdges:
+    row = (await session.execute(_FOR_EDGES, {"owner": owner_id, "id": record_id})).one()
+    found = row._asdict()
+    generation = int(found.pop("generation") or 0)
+    return ForEdges(generation, None if row.id is None else found)
 
 
 async def upsert_edges(
@@ -130,57 +159,6 @@ async def breadcrumbs_of_events(
     )
     rows = await session.execute(query, {"owner": owner_id, "ids": list(event_ids)})
     return [row.id for row in rows]
-
-
-async def previous_in_session(
-    session: AsyncSession,
-    owner_id: uuid.UUID,
-    record_id: uuid.UUID,
-    session_tag: str,
-    created_at: Any,
-) -> uuid.UUID | None:
-    query = text(
-        "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND tags @> ARRAY[:tag]"
-        " AND id <> :me AND schema_name IS DISTINCT FROM :ctx"
-        " AND (created_at, id) < (:created_at, :me) ORDER BY created_at DESC, id DESC LIMIT 1"
-    )
-    params = {"owner": owner_id, "tag": session_tag, "me": record_id, "ctx": CONTEXT_SCHEMA}
-    row = (await session.execute(query, params | {"created_at": created_at})).first()
-    return row.id if row else None
-
-
-async def sharing_tags(
-    session: AsyncSession,
-    owner_id: uuid.UUID,
-    record_id: uuid.UUID,
-    tags: Sequence[str],
-    limit: int,
-) -> list[uuid.UUID]:
-    query = text(
-        "SELECT id FROM breadcrumbs WHERE owner_id = :owner AND tags && :tags AND id <> :me"
-        " AND schema_name IS DISTINCT FROM :ctx ORDER BY created_at DESC LIMIT :limit"
-    )
-    params = {"owner": owner_id, "tags": list(tags), "me": record_id, "ctx": CONTEXT_SCHEMA}
-    rows = await session.execute(query, params | {"limit": limit})
-    return [row.id for row in rows]
-
-
-async def nearest(
-    session: AsyncSession, owner_id: uuid.UUID, record_id: uuid.UUID, k: int
-) -> list[tuple[uuid.UUID, float]]:
-    """The k most similar records by embedding (cosine similarity), via the HNSW index."""
-    await session.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, 4 * k):d}"))
-    query = text(
-        "SELECT b.id, 1 - (b.embedding <=> me.embedding) AS similarity"
-        " FROM breadcrumbs me, LATERAL (SELECT id, embedding FROM breadcrumbs"
-        "   WHERE embedding IS NOT NULL AND owner_id = :owner AND id <> :me"
-        "   AND schema_name IS DISTINCT FROM :ctx"
-        "   ORDER BY embedding <=> me.embedding LIMIT :k) b"
-        " WHERE me.id = :me AND me.embedding IS NOT NULL"
-    )
-    params = {"owner": owner_id, "me": record_id, "ctx": CONTEXT_SCHEMA, "k": k}
-    rows = await session.execute(query, params)
-    return [(row.id, float(row.similarity)) for row in rows]
 
 
 async def request_response_pairs(

@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn import processing
-from cairn.breadcrumbs import repository as breadcrumbs
 from cairn.breadcrumbs.generated import GeneratedWriter
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
+from cairn.edges import repository as edge_records
 from cairn.edges.builder import EdgeOptions, build_edges
 from cairn.edges.repository import CONTEXT_SCHEMA
 from cairn.events.messages import Delivery
@@ -92,10 +92,11 @@ class Handlers:
         owner, record_id = _ids(event)
         # Within the event's tenant: the edge queries cannot reach another tenant's records.
         async with tenant_session(self.session_factory, owner) as session, session.begin():
-            # In the same transaction, to spare a round trip: whether another worker's event
+            # In the same statement, to spare a round trip: whether another worker's event
             # changed this tenant's agents, blacklist or schema hints since they were loaded.
-            await self.contexts.directory.sync(session, owner)
-            row = await breadcrumbs.get(session, owner, record_id)
+            found = await edge_records.record_for_edges(session, owner, record_id)
+            self.contexts.directory.observe(owner, found.generation)
+            row = found.record
             if row is None:  # deleted since: nothing to link
                 return
             counts = await build_edges(session, row, self.edge_options)
