@@ -13,12 +13,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 CONTEXT_SCHEMA = "agent.context.v1"
 
-# The tenant's definitions generation and the live record with the columns its edges need
-# (whether it has a vector, not the vector), in one round trip; no record: NULL columns.
+# The tenant's definitions generation and the live record with the columns its edges and
+# its stored block need (whether it has a vector, not the vector), in one round trip; no
+# record: NULL columns.
 _FOR_EDGES = text(
     "SELECT (SELECT generation FROM definition_generations WHERE owner_id = :owner)"
-    " AS generation, b.id, b.owner_id, b.schema_name, b.tags, b.context, b.version,"
-    " b.created_at, b.embedding IS NOT NULL AS has_embedding"
+    " AS generation, b.id, b.owner_id, b.schema_name, b.title, b.tags, b.context,"
+    " b.llm_hints, b.version, b.created_at, b.updated_at, b.domains,"
+    " b.embedding IS NOT NULL AS has_embedding"
     " FROM (SELECT 1) AS one LEFT JOIN breadcrumbs b ON b.id = :id AND b.owner_id = :owner"
     " AND (b.ttl IS NULL OR b.ttl > now())"
 )
