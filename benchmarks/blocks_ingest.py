@@ -5,9 +5,9 @@ COPY-loaded corpus (issue 20, context.block_store).
 
 Loads the benchmark corpus (``benchmarks/perf.py``'s) into a fresh embedded PostgreSQL
 (the load's own backfill is timed: ``blocks_s``), forgets the stored blocks, then takes
-``--records`` records in turn, as the worker's edge step does per event: one transaction
-reading the record, alternately with and without ``ContextBuilder.store_block`` (render,
-count, one INSERT). Reports the medians in CPU and wall ms, and their difference.
+``--records`` records in turn, as the worker does per event: one transaction reading the
+record, alternately followed and not by ``ContextBuilder.store_block`` (render, count, one
+INSERT, in a transaction of its own). Reports the medians in CPU and wall ms, and their difference.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ async def measure(database_url: str, ids: list[uuid.UUID]) -> dict[str, Any]:
         cpu, wall = time.process_time(), time.perf_counter()
         async with tenant_session(sessions, OWNER) as session, session.begin():
             row = await breadcrumbs.get(session, OWNER, record_id)
-            if store and row is not None:
-                await builder.store_block(session, row)
+        if store and row is not None:  # as the worker does: after the step, on its own
+            await builder.store_block(row)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         samples[store].append((cpu * 1000, wall * 1000))
     async with engine.connect() as connection:

@@ -181,7 +181,7 @@ async def test_a_failure_storing_blocks_does_not_fail_the_assembly(
         failed.append(len(blocks))
         raise RuntimeError("the block store is down")
 
-    async def not_at_write(self: Any, session: Any, row: Any) -> None:
+    async def not_at_write(self: Any, row: Any) -> None:
         """The worker's edge step renders nothing (else its blocks, cached in the worker,
         would leave the assembly nothing to render and store, depending on timing)."""
 

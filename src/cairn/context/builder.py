@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.assemblies.entry import WORKER, entry_of, written_with
@@ -265,21 +264,27 @@ class ContextBuilder:
             rendering.records = {record.id: record for record in records}
         return blocks
 
-    async def store_block(self, session: AsyncSession, row: Mapping[str, Any]) -> None:
-        """Render the block of a record just written and store it with the record, so that
-        no worker's assembly renders it again (the worker's edge step calls this)."""
+    async def store_block(self, row: Mapping[str, Any]) -> None:
+        """Render the block of a record just written and store it, so that no worker's
+        assembly renders it again (the worker calls this after the record's edge step).
+
+        In a transaction of its own, after the step's: storing the block takes a key-share
+        lock on the record, which inside the step would come after the step's processing
+        row, the reverse of a concurrent update's order (the record, then that row), and
+        the two deadlocked. A failure here is logged: a later assembly renders the block
+        and stores it, the record's edges are not held for it."""
         record = to_record(row)
         try:
-            blocks = await render_blocks(
-                session, record.owner_id, [record], self.transforms, self.counter
-            )
-        except SQLAlchemyError:  # the database's: the step is held and run again
-            raise
-        except Exception:  # a block that cannot render must not hold the record's edges
-            log.warning("could not render the block of %s", record.id, exc_info=True)
+            scoped = tenant_session(self.session_factory, record.owner_id)
+            async with scoped as session, session.begin():
+                blocks = await render_blocks(
+                    session, record.owner_id, [record], self.transforms, self.counter
+                )
+                await store_blocks(session, record.owner_id, blocks)
+        except Exception:  # an optimisation: nothing depends on it
+            log.warning("could not store the block of %s", record.id, exc_info=True)
             return
         for block in blocks:
-            await store_blocks(session, record.owner_id, [block])
             key = (BLOCK_FORMAT, block.record_id, block.version, block.hints)
             self.blocks.put(key, (block.block, block.tokens, block.line_tokens))
 

@@ -102,8 +102,9 @@ class Handlers:
             counts = await build_edges(session, row, self.edge_options)
             if row["schema_name"] != CONTEXT_SCHEMA:  # never linked: its stage is not needed
                 await processing.mark_done(session, owner, [record_id], processing.EDGED)
-                # Its block, rendered once here rather than by each assembly that meets it.
-                await self.contexts.store_block(session, row)
+        if row["schema_name"] != CONTEXT_SCHEMA:
+            # Its block, rendered once here rather than by each assembly that meets it.
+            await self.contexts.store_block(row)
         if counts:
             log.debug("edges for %s: %s", record_id, dict(counts))
 
