@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
 
+from cairn.context.blocks import run_header
 from cairn.context.model import Section
-from cairn.context.render import run_header, section_header
+from cairn.context.render import section_header
 from cairn.context.tokens import TokenCounter
 from cairn.embedding.keywords import STOPWORDS
 

@@ -15,8 +15,8 @@ from client import AgentSpec, Answered, CairnClient, agent_body
 from dataset import Conversation, Question
 
 from cairn.breadcrumbs.text import body_text
+from cairn.context.blocks import item_block, run_line
 from cairn.context.model import Record
-from cairn.context.render import item_block, run_line
 from cairn.context.tokens import TokenCounter
 
 FETCH_CONCURRENCY = 16

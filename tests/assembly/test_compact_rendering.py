@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from tests.assembly.helpers import post, post_agent
 from tests.factories import schema_definition
 
-from cairn.context.render import BLOCK_FORMAT
+from cairn.context.blocks import BLOCK_FORMAT
 
 TURN = {"speaker": "Ada", "date": "1 May 2024", "mood": None, "text": "The launch moved."}
 

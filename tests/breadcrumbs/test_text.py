@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from cairn.breadcrumbs.text import body_text, build_llm_text, compact_text, context_as_text
+from cairn.context.blocks import item_block, run_line
 from cairn.context.model import Record
-from cairn.context.render import item_block, run_line
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -14,8 +14,8 @@ from cairn.context import (
     BudgetSource,
     ItemBlocks,
     TokenCounter,
+    blocks,
     build_explain,
-    render,
     select_within_budget,
 )
 from cairn.context.layout import layout_for
@@ -26,7 +26,7 @@ def titles_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     """Headers keep every title, as they did when the golden output was written. Leaving out
     a title that only repeats the body is a deliberate change of the rendering, tested on
     its own in tests/context/test_render.py; the layout around it must not move."""
-    monkeypatch.setattr(render, "title_is_redundant", lambda record, body: False)
+    monkeypatch.setattr(blocks, "title_is_redundant", lambda record, body: False)
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +34,7 @@ def blocks_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every item keeps its own block and costs it, as when the golden output was written.
     Runs of one-line items under one header (charged their lines) are a deliberate change
     of the rendering, tested on their own in tests/context/test_render.py."""
-    monkeypatch.setattr(render, "run_line", lambda record, block: None)
+    monkeypatch.setattr(blocks, "run_line", lambda record, block: None)
 
 
 @pytest.mark.parametrize("budget", BUDGETS)

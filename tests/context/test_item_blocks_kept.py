@@ -9,8 +9,8 @@ import uuid
 from tests.context.helpers import record
 
 from cairn.context.block_store import Rendering
+from cairn.context.blocks import CachedBlock, ItemBlocks, untitled_header
 from cairn.context.model import Record
-from cairn.context.render import CachedBlock, ItemBlocks, untitled_header
 from cairn.context.tokens import TokenCounter
 from cairn.transforms.cache import LRU
 

@@ -31,8 +31,9 @@ from cairn.context import (
     select_within_budget,
 )
 from cairn.context.admission import HeadersAsNeeded
+from cairn.context.blocks import item_block, run_header
 from cairn.context.layout import ClassicLayout
-from cairn.context.render import exact_count, item_block, run_header, section_header
+from cairn.context.render import exact_count, section_header
 from cairn.context.tokens import ENCODINGS
 
 TRIGGER_SESSION = ("user:message", "session:s1")

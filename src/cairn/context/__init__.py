@@ -5,6 +5,7 @@
 Budgets come from ``resolve_budget``, token counts from ``TokenCounter``.
 """
 
+from cairn.context.blocks import ItemBlocks, RenderItem, item_cost
 from cairn.context.budget import resolve_budget
 from cairn.context.explain import Timer, build_explain
 from cairn.context.model import (
@@ -26,14 +27,7 @@ from cairn.context.model import (
     Selection,
 )
 from cairn.context.pathfinder import DEFAULT_COSTS, CostModel, select_within_budget
-from cairn.context.render import (
-    ItemBlocks,
-    RenderItem,
-    assemble_text,
-    fixed_overhead,
-    item_cost,
-    section_of,
-)
+from cairn.context.render import assemble_text, fixed_overhead, section_of
 from cairn.context.tokens import (
     DEFAULT_ENCODING,
     TokenCounter,

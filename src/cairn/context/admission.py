@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+from cairn.context.blocks import run_header, untitled_header
 from cairn.context.model import DropReason, Section
-from cairn.context.render import run_header, section_header, untitled_header
+from cairn.context.render import section_header
 
 if TYPE_CHECKING:
     from cairn.context.layout import ClassicLayout

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context import ranking, sources
 from cairn.context.agents import Agent
+from cairn.context.blocks import ItemBlocks
 from cairn.context.budget import resolve_budget
 from cairn.context.domains import DomainSet
 from cairn.context.explain import Timer, build_explain
@@ -44,7 +45,6 @@ from cairn.context.pathfinder import select_within_budget
 from cairn.context.prior_fixes import render_prior_fixes
 from cairn.context.recency import with_recency
 from cairn.context.records import RecordCache, isolated_sql
-from cairn.context.render import ItemBlocks
 from cairn.context.signals import extract_signals
 from cairn.context.snippets import apply_snippets, mark_snippets
 from cairn.context.sources import paths as paths_source

@@ -26,9 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn.breadcrumbs.text import body_text
 from cairn.config import Settings
 from cairn.context.agents import CONTEXT_SCHEMA
-from cairn.context.model import Record
-from cairn.context.records import COLUMNS, LIVE, to_record
-from cairn.context.render import (
+from cairn.context.blocks import (
     BLOCK_FORMAT,
     CachedBlock,
     ItemBlocks,
@@ -36,6 +34,8 @@ from cairn.context.render import (
     item_block,
     run_line,
 )
+from cairn.context.model import Record
+from cairn.context.records import COLUMNS, LIVE, to_record
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.db.engine import create_engine, create_session_factory, tenant_session
 from cairn.transforms import Transforms

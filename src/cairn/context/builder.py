@@ -30,6 +30,7 @@ from cairn.context.block_store import (
     render_blocks,
     store_blocks,
 )
+from cairn.context.blocks import BLOCK_FORMAT, CachedBlock, ItemBlocks
 from cairn.context.directory import Directory
 from cairn.context.domain_store import load_domains
 from cairn.context.explain import Timer
@@ -37,7 +38,6 @@ from cairn.context.graph_memory import GraphMemory
 from cairn.context.model import Record
 from cairn.context.ranking import single_threaded_blas
 from cairn.context.records import RecordCache, to_record
-from cairn.context.render import BLOCK_FORMAT, CachedBlock, ItemBlocks
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.context.trigger import AssemblyTrigger, stored_trigger

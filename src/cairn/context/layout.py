@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from cairn.context.admission import HeadersAsNeeded
+from cairn.context.blocks import OPEN, ItemBlocks, neutralise
 from cairn.context.model import (
     Dropped,
     DropReason,
@@ -39,15 +40,7 @@ from cairn.context.model import (
     Selection,
 )
 from cairn.context.pathfinder import Admit
-from cairn.context.render import (
-    OPEN,
-    ItemBlocks,
-    assemble_text,
-    fixed_overhead,
-    neutralise,
-    section_of,
-    victims,
-)
+from cairn.context.render import assemble_text, fixed_overhead, section_of, victims
 from cairn.context.sections import Allocation, Candidate, Sections, SectionSpec, allocate
 from cairn.context.tokens import TokenCounter
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from uuid import UUID
 
+from cairn.context.blocks import ItemBlocks, item_header, neutralise
 from cairn.context.model import Record
-from cairn.context.render import ItemBlocks, is_prior_fix, item_header, neutralise
+from cairn.context.render import is_prior_fix
 from cairn.context.tokens import TokenCounter
 
 

@@ -20,8 +20,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from cairn.context.blocks import ItemBlocks, item_header, neutralise
 from cairn.context.model import Record
-from cairn.context.render import ItemBlocks, item_header, neutralise
 from cairn.context.tokens import TokenCounter
 from cairn.context.trigger import Probe
 
