@@ -9,8 +9,13 @@ import httpx
 from fastapi import FastAPI
 from tests.factories import breadcrumb
 
+from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
+from cairn.edges.builder import EdgeOptions
 from cairn.edges.repository import upsert_edges
+from cairn.transforms import Transforms
+from cairn.worker.app import NoEmbedder
+from cairn.worker.handlers import Handlers
 
 
 async def post(client: httpx.AsyncClient, **overrides: object) -> uuid.UUID:
@@ -79,3 +84,15 @@ async def insert_quietly(
             },
         )  # fmt: skip
     return record_id
+
+
+def own_worker_steps(app: FastAPI) -> tuple[ContextBuilder, Handlers]:
+    """The worker's steps over the app's database, with a context builder and transforms
+    of their own (a test may break them without touching the session's worker)."""
+    resources = app.state.resources
+    builder = ContextBuilder(
+        resources.session_factory, Transforms(), resources.contexts.counter,
+        resources.contexts.directory, resources.contexts.options, NoEmbedder(),
+        resources.settings.limits,
+    )  # fmt: skip
+    return builder, Handlers(resources.session_factory, EdgeOptions(), builder)

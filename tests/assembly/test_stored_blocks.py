@@ -14,7 +14,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
-from tests.assembly.helpers import post, post_agent
+from tests.assembly.helpers import own_worker_steps, post, post_agent
 from tests.waiting import eventually
 from typer.testing import CliRunner
 
@@ -22,12 +22,7 @@ from cairn.cli import app as cli_app
 from cairn.config import Settings
 from cairn.context import builder as builder_module
 from cairn.context.block_store import backfill, backfill_tenants, digest_of
-from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
-from cairn.edges.builder import EdgeOptions
-from cairn.transforms import Transforms
-from cairn.worker.app import NoEmbedder
-from cairn.worker.handlers import Handlers
 
 STORED = text(
     "SELECT record_id, version, digest, block, tokens, line_tokens FROM record_blocks"
@@ -251,13 +246,7 @@ async def test_the_worker_step_stores_the_block_and_one_that_cannot_render_holds
     client: httpx.AsyncClient, app: FastAPI, db: Any, tenant: uuid.UUID,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    resources = app.state.resources
-    builder = ContextBuilder(
-        resources.session_factory, Transforms(), resources.contexts.counter,
-        resources.contexts.directory, resources.contexts.options, NoEmbedder(),
-        resources.settings.limits,
-    )  # fmt: skip
-    handlers = Handlers(resources.session_factory, EdgeOptions(), builder)
+    builder, handlers = own_worker_steps(app)
     fine = await post(client, schema_name="memo.v1", title="fine", context={"text": "fine memo"})
     broken = await post(client, schema_name="memo.v1", title="broken", context={"text": "memo"})
     await handlers.build_edges({"owner_id": str(tenant), "breadcrumb_id": str(fine)})

@@ -12,14 +12,8 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 from sqlalchemy import text
-from tests.assembly.helpers import post
+from tests.assembly.helpers import own_worker_steps, post
 from tests.waiting import eventually
-
-from cairn.context.builder import ContextBuilder
-from cairn.edges.builder import EdgeOptions
-from cairn.transforms import Transforms
-from cairn.worker.app import NoEmbedder
-from cairn.worker.handlers import Handlers
 
 WAITING = text(
     "SELECT count(*) FROM pg_stat_activity"
@@ -30,13 +24,7 @@ WAITING = text(
 async def test_the_edge_step_and_a_concurrent_update_of_its_record_do_not_deadlock(
     client: httpx.AsyncClient, app: FastAPI, db: Any, tenant: uuid.UUID, worker: None
 ) -> None:
-    resources = app.state.resources
-    builder = ContextBuilder(
-        resources.session_factory, Transforms(), resources.contexts.counter,
-        resources.contexts.directory, resources.contexts.options, NoEmbedder(),
-        resources.settings.limits,
-    )  # fmt: skip
-    handlers = Handlers(resources.session_factory, EdgeOptions(), builder)
+    _, handlers = own_worker_steps(app)
     note = await post(client, schema_name="memo.v1", title="locks", context={"text": "a memo"})
     ids = {"id": note}
 
