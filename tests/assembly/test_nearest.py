@@ -14,10 +14,12 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from cairn.context import terms
 from cairn.context.agents import SemanticSource
 from cairn.context.blacklist import excluded_schemas
 from cairn.context.model import Seed
 from cairn.context.sources import nearest, semantic as semantic_source
+from cairn.context.sources.base import SeedQuery
 from cairn.context.terms import Common, CommonWords
 from cairn.context.trigger import Probe
 from cairn.db.engine import tenant_session
@@ -41,17 +43,23 @@ def _unit(rng: np.random.Generator, base: np.ndarray, noise: float) -> list[floa
 
 
 async def _insert(
-    db: AsyncEngine, owner: uuid.UUID, schema: str, vectors: list[list[float]], words: str
+    db: AsyncEngine,
+    owner: uuid.UUID,
+    schema: str,
+    vectors: list[list[float]],
+    words: str,
+    keywords: tuple[str, ...] = (),
 ) -> list[uuid.UUID]:
-    """Records with the given embeddings, written as the schema owner (no embedder, no event)."""
+    """Records with the given embeddings (text ``words`` and the record's number), written
+    as the schema owner (no embedder, no event)."""
     ids = [uuid.uuid4() for _ in vectors]
     async with db.begin() as connection:
         await connection.execute(
             text(
                 "INSERT INTO breadcrumbs (id, owner_id, schema_name, title, tags, context,"
-                " checksum, size_bytes, llm_text, embedding)"
+                " checksum, size_bytes, llm_text, embedding, entity_keywords)"
                 " VALUES (:id, :owner, :schema, 'doc', '{}', '{}', 'sha256:test', 0, :text,"
-                " CAST(:embedding AS vector))"
+                " CAST(:embedding AS vector), :keywords)"
             ),
             [
                 {
@@ -60,6 +68,7 @@ async def _insert(
                     "schema": schema,
                     "text": f"{words}{n}",
                     "embedding": str(v),
+                    "keywords": list(keywords),
                 }
                 for n, (i, v) in enumerate(zip(ids, vectors, strict=True))
             ],
@@ -383,3 +392,74 @@ async def test_both_word_nominations_keep_their_own_top_pool_from_one_pass(
         nominated = (await session.execute(text(sql), params)).all()
     assert {i for kind, i in nominated if kind == "keyword"} == set(by_keyword)
     assert {i for kind, i in nominated if kind == "text"} == set(by_text)
+
+
+async def test_the_words_common_and_costly_in_a_searched_schema_are_left_out_there_alone(
+    app: FastAPI, db: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``CommonWords.costly``: the words common among the schemas' records (by a sample of
+    them) that more than NOMINATION_MAX_RECORDS of them hold (the sample's share scaled to
+    the subset), whatever the rest of the tenant holds."""
+    monkeypatch.setattr(terms, "NOMINATION_MAX_RECORDS", 10)
+    monkeypatch.setattr(terms, "COMMON_MIN_RECORDS", 1)
+    monkeypatch.setattr(terms, "COMMON_SHARE", 0.0)
+    monkeypatch.setattr(terms, "SAMPLE", 15)
+    rng, schema, base = _world(5)
+    owner = app.state.resources.default_tenant
+    wide, few, elsewhere = (f"zq{uuid.uuid4().hex[:8]}" for _ in range(3))
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(30)], wide, (wide,))
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(3)], few, (few,))
+    vectors = [_unit(rng, base, 0.1) for _ in range(40)]
+    await _insert(db, owner, "other.v1", vectors, elsewhere, (elsewhere,))
+    factory = app.state.resources.session_factory
+
+    async def costly() -> Common:
+        async with tenant_session(factory, owner) as session:
+            return await CommonWords().costly(session, owner, [schema])
+
+    # 15 of the 33 records sampled: at least 12 hold `wide` (30 of 33 in all: more than 10),
+    # at most 3 hold `few` (3 in all), none `elsewhere` (40 records, of another schema).
+    found = await costly()
+    assert wide in found.keywords and few not in found.keywords
+    assert elsewhere not in found.keywords
+    # The text is the word and the record's number: `wide` itself is no lexeme of theirs.
+    assert not any(word in lexeme for lexeme in found.lexemes for word in (wide, few))
+    # Costly but not common: 30 of the 33 records are fewer than 95 % of them.
+    monkeypatch.setattr(terms, "SAMPLE", 10**9)
+    assert wide in (await costly()).keywords
+    monkeypatch.setattr(terms, "COMMON_SHARE", 0.95)
+    assert wide not in (await costly()).keywords
+
+
+async def test_a_costly_word_nominates_nothing_through_the_index_and_still_does_exactly(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the schema set's index the nominations read the subset's posting lists: a
+    word most of its records hold nominates nothing there (BM25 still counts it), though
+    the tenant at large rarely holds it; the exact ranking keeps nominating by it."""
+    monkeypatch.setattr(terms, "NOMINATION_MAX_RECORDS", 10)
+    monkeypatch.setattr(terms, "COMMON_MIN_RECORDS", 20)
+    rng, schema, base = _world(9)
+    owner = app.state.resources.default_tenant
+    wide, rare = f"zq{uuid.uuid4().hex[:8]}", f"zq{uuid.uuid4().hex[:8]}"
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(40)], "doc", (wide,))
+    await _insert(db, owner, schema, [_unit(rng, base, 0.3)], "doc", (wide, rare))
+    # 41 holders of `wide` are under 5 % of a tenant of more than 820 records.
+    fillers = [_unit(rng, base, 0.5) for _ in range(1000)]
+    await _insert(db, owner, f"filler{uuid.uuid4().hex[:6]}.v1", fillers, "filler")
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+
+    async def rare_pointers() -> list[str]:
+        async with tenant_session(factory, owner) as session:
+            query = await semantic_source.semantic_query(
+                session, owner, trigger, source, [wide, rare], [], NONE
+            )
+        assert isinstance(query, SeedQuery)
+        return list(query.params["rare_pointers"])
+
+    assert await rare_pointers() == [wide, rare]  # exact: the index is being built
+    await indexes.wait()
+    assert await _index_valid(db, schema) is True
+    assert await rare_pointers() == [rare]

@@ -12,16 +12,30 @@ still counts it for the records nominated otherwise.
 
 The common words are counted per owner in one aggregate over the sample (row-level
 security scopes the query to the owner), and kept for ``TTL_S`` per process.
+
+A search through a schema set's partial indexes (context.sources.nearest) reads the
+posting lists of the searched records alone, and there the share of the whole tenant is
+the wrong measure: knowledge records are a few percent of a chat tenant, so a word most of
+them hold is rare in the tenant and still nominates most of the subset. Each nominated
+record costs a heap row, its distance, its rank and its shared pointers (~3.5 us): at 100k
+records one trigger's keywords matched 4,084 of the 6,010 searched records, 15 of the seed
+statement's 20 ms (benchmarks/results/seeds_tail.md). So such a search also leaves out the
+words common among the searched records by the same rule, counted over a sample of them,
+when more than ``NOMINATION_MAX_RECORDS`` of them hold the word (``CommonWords.costly``):
+both uninformative there and costly to read. The second condition keeps a small subset's
+words (reading a few hundred records is cheap), the first a large one's words held by
+fewer than ``COMMON_SHARE`` of it (they still single records out). BM25 counts every word.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Row, TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.transforms.cache import LRU
@@ -31,6 +45,7 @@ COMMON_MIN_RECORDS = 50
 SAMPLE = 2000
 TTL_S = 300.0
 OWNERS = 1000
+NOMINATION_MAX_RECORDS = 500
 
 _COMMON = text(
     """
@@ -53,6 +68,36 @@ _COMMON = text(
 )
 
 
+# The words of the schemas' records (a sample, the first by id) that both rules leave out:
+# held by COMMON_SHARE of the sample (and at least COMMON_MIN_RECORDS of it), and by more
+# than :max_records of the whole subset as the sample's share of it estimates.
+_COSTLY = text(
+    """
+    WITH sample AS MATERIALIZED (
+        SELECT search_vector, entity_keywords FROM breadcrumbs
+        WHERE owner_id = :owner AND schema_name = ANY(:schemas)
+        ORDER BY id LIMIT :sample
+    ),
+    threshold AS (
+        SELECT greatest(
+                   :min_records, ceil(CAST(:share AS float8) * count(*)),
+                   floor(CAST(:max_records AS float8) * count(*) / greatest(
+                       (SELECT count(*) FROM breadcrumbs
+                        WHERE owner_id = :owner AND schema_name = ANY(:schemas)), 1)) + 1
+               ) AS records
+        FROM sample
+    )
+    SELECT 'lexeme' AS kind, word.lexeme AS term
+    FROM sample, unnest(sample.search_vector) AS word
+    GROUP BY word.lexeme HAVING count(*) >= (SELECT records FROM threshold)
+    UNION ALL
+    SELECT 'keyword', keyword
+    FROM sample, unnest(sample.entity_keywords) AS keyword
+    GROUP BY keyword HAVING count(*) >= (SELECT records FROM threshold)
+    """
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Common:
     """An owner's common lexemes and keyword pointers."""
@@ -60,30 +105,58 @@ class Common:
     lexemes: frozenset[str]
     keywords: frozenset[str]
 
+    def __or__(self, other: Common) -> Common:
+        return Common(self.lexemes | other.lexemes, self.keywords | other.keywords)
+
+
+def _common(rows: Sequence[Row[Any]]) -> Common:
+    return Common(
+        frozenset(row.term for row in rows if row.kind == "lexeme"),
+        frozenset(row.term for row in rows if row.kind == "keyword"),
+    )
+
 
 class CommonWords:
     """Each owner's common words, counted at most once per ``ttl`` seconds per process."""
 
     def __init__(self, ttl: float = TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
-        self._owners: LRU[uuid.UUID, tuple[float, Common]] = LRU(OWNERS)
+        self._owners: LRU[Hashable, tuple[float, Common]] = LRU(OWNERS)
         self._ttl = ttl
         self._clock = clock
 
     async def of(self, session: AsyncSession, owner_id: uuid.UUID) -> Common:
-        now = self._clock()
-        cached = self._owners.get(owner_id)
-        if cached is not None and cached[0] > now:
-            return cached[1]
         params = {
             "owner": owner_id,
             "sample": SAMPLE,
             "share": COMMON_SHARE,
             "min_records": COMMON_MIN_RECORDS,
         }
-        rows = (await session.execute(_COMMON, params)).all()
-        common = Common(
-            frozenset(term for kind, term in rows if kind == "lexeme"),
-            frozenset(term for kind, term in rows if kind == "keyword"),
-        )
-        self._owners.put(owner_id, (now + self._ttl, common))
+        return await self._counted(session, owner_id, _COMMON, params)
+
+    async def costly(
+        self, session: AsyncSession, owner_id: uuid.UUID, schemas: Sequence[str]
+    ) -> Common:
+        """The words common among the owner's records of ``schemas`` (as ``of`` counts
+        them, over a sample of those records) and held by more than
+        ``NOMINATION_MAX_RECORDS`` of them, as the sample estimates."""
+        subset = tuple(sorted(set(schemas)))
+        params = {
+            "owner": owner_id,
+            "schemas": list(subset),
+            "sample": SAMPLE,
+            "share": COMMON_SHARE,
+            "min_records": COMMON_MIN_RECORDS,
+            "max_records": NOMINATION_MAX_RECORDS,
+        }
+        return await self._counted(session, (owner_id, subset), _COSTLY, params)
+
+    async def _counted(
+        self, session: AsyncSession, key: Hashable, query: TextClause, params: dict[str, Any]
+    ) -> Common:
+        now = self._clock()
+        cached = self._owners.get(key)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        common = _common((await session.execute(query, params)).all())
+        self._owners.put(key, (now + self._ttl, common))
         return common

@@ -113,8 +113,11 @@ async def semantic_query(
     process's cache does not hold them)."""
     if not source.enabled:
         return SeedBatch([])
-    common = await (common_words or CommonWords()).of(session, owner_id)
+    words = common_words or CommonWords()
+    common = await words.of(session, owner_id)
     near = await _near(session, owner_id, source, excluded)
+    if near is not None:  # the subset's own posting lists are read (context.terms)
+        common |= await words.costly(session, owner_id, source.schemas)
     hybrid = _hybrid_sql(
         owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded, isolated,
         near=near,
