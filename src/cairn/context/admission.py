@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import bisect
+import weakref
 from datetime import datetime
 from typing import TYPE_CHECKING
 from uuid import UUID
@@ -26,7 +27,11 @@ class HeadersAsNeeded:
     runs before and after it or split one in two."""
 
     def __init__(self, layout: ClassicLayout, budget: int) -> None:
-        self.layout, self.remaining = layout, budget
+        # Weakly: the layout keeps its admission, and a cycle between the two would leave
+        # the assembly's records and blocks to the cyclic collector instead of freeing them
+        # when the assembly ends (a young collection of ~60,000 objects paused an assembly
+        # for 30 ms; benchmarks/results/seeds_tail.md).
+        self.layout, self.remaining = weakref.proxy(layout), budget
         # Per section, the places of the records taken (in text order) and their run kind
         # (the schema of a one-line record, None for one that stands alone).
         self.places: dict[Section, list[tuple[datetime, int]]] = {}

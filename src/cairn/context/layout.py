@@ -56,7 +56,11 @@ def escape_headings(text: str) -> str:
 
 class Layout(Protocol):
     overhead: int  # tokens of everything that is not an item (an upper bound)
-    admit: Admit | None  # None: the pathfinder's budget rule
+
+    @property
+    def admit(self) -> Admit | None:
+        """None: the pathfinder's budget rule."""
+        ...
 
     def cost_of(self, record_id: UUID) -> int:
         """An item's tokens as this layout renders it."""
@@ -158,7 +162,6 @@ class SectionLayout:
     ) -> None:
         self.sections, self.records, self.blocks = sections, records, blocks
         self.counter, self.tier = counter, tier
-        self.admit: Admit | None = self._admit
         self.allocation = Allocation((), ())
         self._bodies: dict[UUID, tuple[str, int]] = {}
         self._sections: dict[tuple[UUID, str], SectionSpec | None] = {}
@@ -190,6 +193,12 @@ class SectionLayout:
         if key not in self._sections:
             self._sections[key] = self.sections.section_for(self.records[record_id], source)
         return self._sections[key]
+
+    @property
+    def admit(self) -> Admit:
+        # Made when asked for, not kept: a bound method kept on the layout would make it a
+        # reference cycle, left (with every block of the assembly) to the collector.
+        return self._admit
 
     def _admit(self, record_id: UUID, source: str, tokens: int) -> DropReason | None:
         """Taken for now when a section matches; the sections decide in ``allocate``."""
