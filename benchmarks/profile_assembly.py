@@ -55,7 +55,9 @@ def driver(args: argparse.Namespace) -> None:
             "--database-url", services.database_url, "--nats-url", services.nats_url,
             "--events", str(events_file), "--warmup", str(args.warmup),
             *(["--sql-graph"] if args.sql_graph else []), *(["--cpu"] if args.cpu else []),
-            *(["--counts"] if args.counts else []), *(["--dump", args.dump] if args.dump else []),
+            *(["--counts"] if args.counts else []),
+            *(["--statements"] if args.statements else []),
+            *(["--dump", args.dump] if args.dump else []),
         ]  # fmt: skip
         for round_ in range(args.rounds):
             shift = round_ % len(variants)
@@ -72,6 +74,13 @@ def driver(args: argparse.Namespace) -> None:
                 print(f"profile of {name}: {text_file}")
     print(_table(samples))
     print(_differing(samples))
+    for name, rows in samples.items():
+        if any("statements" in row for row in rows):
+            print(f"round trips of {name}:")
+            print(_statement_table(rows))
+    if args.samples:
+        Path(args.samples).write_text(json.dumps(samples))
+        print(f"every assembly's phases and counts: {args.samples}")
 
 
 def _child(src: Path, common: list[str]) -> list[dict[str, Any]]:
@@ -87,7 +96,7 @@ def _median(rows: list[dict[str, Any]], key: str) -> float:
 
 _COUNTS = [
     "records_loaded", "records_sent", "blocks_wanted", "blocks_cached", "blocks_stored",
-    "blocks_rendered", "tiktoken_encodes",
+    "blocks_rendered", "tiktoken_encodes", "gc0_us", "gc1_us", "gc2_us",
 ]  # fmt: skip
 
 
@@ -159,6 +168,7 @@ async def _run_child(
         builder.graphs = GraphMemory()  # loaded in the first (warm-up) walk
     tune_collector()
     counts = _count_work(builder) if args.counts else None
+    statements = _time_statements() if args.statements else None
     owner = uuid.UUID(OWNER)
     rows: list[dict[str, Any]] = []
     profile = ""
@@ -179,9 +189,13 @@ async def _run_child(
                 if counts is not None:
                     sample.update(counts)
                     counts.clear()
+                if statements is not None:
+                    sample["statements"] = list(statements)
                 rows.append(sample)
             if counts is not None:
                 counts.clear()
+            if statements is not None:
+                statements.clear()
 
     for event in events[: args.warmup]:
         await one(event, False)
@@ -209,17 +223,86 @@ async def _run_child(
     return rows, profile
 
 
+def _time_statements() -> list[tuple[str, float]]:
+    """--statements: every round trip an assembly makes to PostgreSQL, as (the statement's
+    first words, wall milliseconds from send to the whole answer) — what the phases wait
+    for, apart from the Python around them. Patches asyncpg where SQLAlchemy calls it."""
+    import asyncpg
+    from asyncpg import prepared_stmt
+
+    timed: list[tuple[str, float]] = []
+
+    def label(query: str) -> str:
+        return " ".join(query.split())[:70]
+
+    def wrap(owner: Any, name: str, query_of: Any) -> None:
+        original = getattr(owner, name)
+
+        async def timed_call(self: Any, *a: Any, **k: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return await original(self, *a, **k)
+            finally:
+                timed.append(
+                    (f"{name}: {label(query_of(self, a))}", (time.perf_counter() - started) * 1000)
+                )
+
+        setattr(owner, name, timed_call)
+
+    wrap(asyncpg.Connection, "execute", lambda self, a: str(a[0]) if a else "")
+    wrap(asyncpg.Connection, "prepare", lambda self, a: str(a[0]) if a else "")
+    for name in ("fetch", "fetchrow", "fetchval"):
+        wrap(prepared_stmt.PreparedStatement, name, lambda self, a: self._query)
+    return timed
+
+
+def _statement_table(rows: list[dict[str, Any]]) -> str:
+    """Per statement: how many an assembly sends, and their wall time per assembly (mean)."""
+    totals: dict[str, list[float]] = {}
+    for row in rows:
+        for label, ms in row.get("statements", []):
+            totals.setdefault(label, []).append(ms)
+    n = max(1, len(rows))
+    lines = [
+        "| statement | per assembly | mean ms | p50 ms | ms per assembly |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    ordered = sorted(totals.items(), key=lambda item: -sum(item[1]))
+    for label, values in ordered:
+        lines.append(
+            f"| `{label}` | {len(values) / n:.2f} | {statistics.mean(values):.3f} |"
+            f" {statistics.median(values):.3f} | {sum(values) / n:.3f} |"
+        )
+    every = sum(sum(v) for v in totals.values()) / n
+    lines.append(f"| all | {sum(len(v) for v in totals.values()) / n:.2f} | | | {every:.3f} |")
+    return "\n".join(lines)
+
+
 def _count_work(builder: Any) -> dict[str, int]:
     """--counts: per assembly, what the caches saved and what was done again — records sent
     whole vs from the record cache, blocks from the block cache (of which read from the
     stored blocks, when the tree has them) vs rendered (Jinja/compact), and texts tiktoken
-    encoded (the counter's own cache missed)."""
+    encoded (the counter's own cache missed) — and the collector's pauses by generation
+    (microseconds; absent when it did not run)."""
     from cairn.context import records as records_module, render as render_module
 
     counts: dict[str, int] = {}
 
     def bump(key: str, by: int = 1) -> None:
         counts[key] = counts.get(key, 0) + by
+
+    import gc
+
+    collecting: dict[str, float] = {}
+
+    def collection(phase: str, info: dict[str, int]) -> None:  # the collector's pauses
+        if phase == "start":
+            collecting["at"] = time.perf_counter()
+        elif "at" in collecting:
+            pause = round((time.perf_counter() - collecting.pop("at")) * 1_000_000)
+            bump(f"gc{info['generation']}_us", pause)
+
+    gc.callbacks.append(collection)
 
     to_record = records_module.to_record
 
@@ -340,6 +423,10 @@ def main() -> None:
         "--counts", action="store_true", help="per assembly: cache hits, renders, encodes"
     )
     parser.add_argument("--dump", default="", help="a directory: every context, per run")
+    parser.add_argument(
+        "--statements", action="store_true", help="per assembly: every round trip, timed"
+    )
+    parser.add_argument("--samples", help="a JSON file: every assembly's row, per variant")
     parser.add_argument("--name", default="quick")
     parser.add_argument("--src", default=str(REPO / "src"))
     parser.add_argument("--database-url", default="")

@@ -79,7 +79,8 @@ def _compare(args: argparse.Namespace, variants: dict[str, str], events: Path, u
                 sys.executable, __file__, "child", "--src", variants[name],
                 "--database-url", url, "--events", str(events),
                 "--warmup", str(args.warmup), "--explain", str(explain),
-                "--explain-file", explained, *(["--memory-graph"] if args.memory_graph else []),
+                "--explain-file", explained, "--explain-over", str(args.explain_over),
+                *(["--memory-graph"] if args.memory_graph else []),
                 *(["--tiers"] if args.tiers and name == names[-1] else []),
             ]  # fmt: skip
             done = subprocess.run(command, check=True, capture_output=True, text=True)
@@ -125,6 +126,7 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
         first = {row["trigger"]: row["seeds"] for row in reversed(rows)}
         ids_same = scores_same = all_same = 0
         overlaps = []
+        lost: list[int] = []  # the reference's rank of each of its seeds a variant lacks
         for trigger, seeds in first.items():
             ref = reference[trigger]
             mine = [s for s in seeds if s[0] == "semantic"]
@@ -134,6 +136,8 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
             all_same += seeds == ref
             union = {s[1] for s in theirs}
             overlaps.append(len(union & {s[1] for s in mine}) / max(1, len(union)))
+            kept = {s[1] for s in mine}
+            lost += [rank for rank, s in enumerate(theirs, 1) if s[1] not in kept]
         cells = [
             f"{_pct(ms, 0.5):.2f}", f"{_pct(ms, 0.9):.2f}", f"{_pct(ms, 0.99):.2f}",
             f"{statistics.fmean(ms):.2f}", f"{_pct(cpu, 0.5):.2f} / {statistics.fmean(cpu):.2f}",
@@ -141,6 +145,12 @@ def _report(args: argparse.Namespace, names: list[str], runs: dict[str, Any]) ->
             f"{statistics.fmean(overlaps):.4f}", f"{all_same} of {len(first)}",
         ]  # fmt: skip
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        if name != names[0]:
+            seeds_in_all = sum(len([s for s in reference[t] if s[0] == "semantic"]) for t in first)
+            notes.append(
+                f"{name}: {len(lost)} of the reference's {seeds_in_all} semantic seeds missing,"
+                f" at its ranks {sorted(lost)}"
+            )
         generic = sum(row["plans"][0] > 0 for row in rows)
         notes.append(
             f"{name}: {generic} of {len(rows)} assemblies on a connection that had a generic"
@@ -266,7 +276,7 @@ async def _run_child(
                 {key: seen[key] for key in ("ms", "server_cpu_ms", "seeds", "plans")}
                 | {"trigger": event["breadcrumb_id"], "tiers": seen.pop("tiers", None)}
             )
-            if len(plans) < args.explain:
+            if len(plans) < args.explain and seen["ms"] >= args.explain_over:
                 plans.append(await _explain(engine, event["breadcrumb_id"], seen))
     await engine.dispose()
     return rows, plans
@@ -303,6 +313,10 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[], help="NAME=SRC (repeat)")
     parser.add_argument("--explain", type=int, default=0)
     parser.add_argument("--explain-file", default="")
+    parser.add_argument(
+        "--explain-over", type=float, default=0.0,
+        help="explain only triggers whose seed stage took at least this many ms (the tail)",
+    )  # fmt: skip
     parser.add_argument(
         "--memory-graph", action="store_true", help="walk the worker's in-memory graph"
     )
