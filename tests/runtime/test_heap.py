@@ -30,6 +30,7 @@ def restored() -> Iterator[None]:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
         gc.callbacks[:] = callbacks
+        heap._tuned.clear()
 
 
 def test_tuned_collector_times_full_collections(restored: None) -> None:
@@ -42,3 +43,15 @@ def test_tuned_collector_times_full_collections(restored: None) -> None:
     gc.collect(2)
     assert _count("2") == count + 1
     assert _pauses("2") > paused
+
+
+def test_a_tuned_process_freezes_what_its_start_built(restored: None) -> None:
+    """``settle`` (the app's lifespan and the worker call it once started) moves what is
+    alive then out of the collector's sight, in a process its entry point tuned only."""
+    heap.settle()  # the test session is no tuned process: nothing is frozen
+    assert gc.get_freeze_count() == 0
+    heap.tune_collector()
+    started = [[n] for n in range(1000)]  # what a start leaves after the tuning (tracked)
+    frozen = gc.get_freeze_count()
+    heap.settle()
+    assert gc.get_freeze_count() >= frozen + len(started)

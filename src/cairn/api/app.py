@@ -54,6 +54,7 @@ from cairn.processing.retry import RetryJob, run_retries
 from cairn.reindex import endpoints as reindex
 from cairn.reindex.background import run_reindexing
 from cairn.reindex.runner import Reindexer
+from cairn.runtime.heap import settle
 from cairn.secrets import endpoints as secrets
 from cairn.secrets.crypto import Keyring
 from cairn.stream import endpoints as stream
@@ -101,6 +102,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         resources = await _open(settings, embedder, authenticator, migrate=migrate)
         app.state.resources = resources
+        settle()  # what starting built lives as long as the process
         try:
             async with mcp.running():
                 yield

@@ -20,6 +20,7 @@ from cairn.events.consumer import ConsumerRunner, database_runner
 from cairn.events.messages import ConsumerSpec
 from cairn.events.nats_client import NatsHolder
 from cairn.paths.summariser import Summariser, path_summariser
+from cairn.runtime.heap import settle
 from cairn.transforms import Transforms
 from cairn.worker.handlers import Handlers
 
@@ -61,6 +62,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
             settings, sessions, holder, builder, durable=settings.worker_durable,
             summariser=summariser,
         )  # fmt: skip
+        settle()  # what starting built lives as long as the process
         consuming = asyncio.create_task(consumer.run(), name="worker-consumer")
         await _until(stop, consuming)
         await consumer.stop()
