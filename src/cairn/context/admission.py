@@ -30,7 +30,7 @@ class HeadersAsNeeded:
         # Weakly: the layout keeps its admission, and a cycle between the two would leave
         # the assembly's records and blocks to the cyclic collector instead of freeing them
         # when the assembly ends (a young collection of ~60,000 objects paused an assembly
-        # for 30 ms; benchmarks/results/seeds_tail.md).
+        # for 30 ms; benchmarks/results/tails.md).
         self.layout, self.remaining = weakref.proxy(layout), budget
         # Per section, the places of the records taken (in text order) and their run kind
         # (the schema of a one-line record, None for one that stands alone).

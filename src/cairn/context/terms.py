@@ -19,7 +19,7 @@ the wrong measure: knowledge records are a few percent of a chat tenant, so a wo
 them hold is rare in the tenant and still nominates most of the subset. Each nominated
 record costs a heap row, its distance, its rank and its shared pointers (~3.5 us): at 100k
 records one trigger's keywords matched 4,084 of the 6,010 searched records, 15 of the seed
-statement's 20 ms (benchmarks/results/seeds_tail.md). So such a search also leaves out the
+statement's 20 ms (benchmarks/results/tails.md). So such a search also leaves out the
 words common among the searched records by the same rule, counted over a sample of them,
 when more than ``NOMINATION_MAX_RECORDS`` of them hold the word (``CommonWords.costly``):
 both uninformative there and costly to read. The second condition keeps a small subset's
