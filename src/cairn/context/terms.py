@@ -47,8 +47,18 @@ TTL_S = 300.0
 OWNERS = 1000
 NOMINATION_MAX_RECORDS = 500
 
+# The lexemes and keyword pointers ``threshold`` or more records of ``sample`` hold.
+_HELD = """
+    SELECT 'lexeme' AS kind, word.lexeme AS term
+    FROM sample, unnest(sample.search_vector) AS word
+    GROUP BY word.lexeme HAVING count(*) >= (SELECT records FROM threshold)
+    UNION ALL
+    SELECT 'keyword', keyword
+    FROM sample, unnest(sample.entity_keywords) AS keyword
+    GROUP BY keyword HAVING count(*) >= (SELECT records FROM threshold)
+"""
 _COMMON = text(
-    """
+    f"""
     WITH sample AS MATERIALIZED (
         SELECT search_vector, entity_keywords FROM breadcrumbs WHERE owner_id = :owner
         ORDER BY id LIMIT :sample  -- ids are random (uuid4): a uniform, repeatable sample
@@ -57,14 +67,7 @@ _COMMON = text(
         SELECT greatest(:min_records, ceil(CAST(:share AS float8) * count(*))) AS records
         FROM sample
     )
-    SELECT 'lexeme' AS kind, word.lexeme AS term
-    FROM sample, unnest(sample.search_vector) AS word
-    GROUP BY word.lexeme HAVING count(*) >= (SELECT records FROM threshold)
-    UNION ALL
-    SELECT 'keyword', keyword
-    FROM sample, unnest(sample.entity_keywords) AS keyword
-    GROUP BY keyword HAVING count(*) >= (SELECT records FROM threshold)
-    """
+    {_HELD}"""
 )
 
 
@@ -72,7 +75,7 @@ _COMMON = text(
 # held by COMMON_SHARE of the sample (and at least COMMON_MIN_RECORDS of it), and by more
 # than :max_records of the whole subset as the sample's share of it estimates.
 _COSTLY = text(
-    """
+    f"""
     WITH sample AS MATERIALIZED (
         SELECT search_vector, entity_keywords FROM breadcrumbs
         WHERE owner_id = :owner AND schema_name = ANY(:schemas)
@@ -87,14 +90,7 @@ _COSTLY = text(
                ) AS records
         FROM sample
     )
-    SELECT 'lexeme' AS kind, word.lexeme AS term
-    FROM sample, unnest(sample.search_vector) AS word
-    GROUP BY word.lexeme HAVING count(*) >= (SELECT records FROM threshold)
-    UNION ALL
-    SELECT 'keyword', keyword
-    FROM sample, unnest(sample.entity_keywords) AS keyword
-    GROUP BY keyword HAVING count(*) >= (SELECT records FROM threshold)
-    """
+    {_HELD}"""
 )
 
 
