@@ -463,3 +463,30 @@ async def test_a_costly_word_nominates_nothing_through_the_index_and_still_does_
     await indexes.wait()
     assert await _index_valid(db, schema) is True
     assert await rare_pointers() == [rare]
+
+
+async def test_a_subsets_costly_words_are_counted_once_per_its_own_ttl(
+    app: FastAPI, db: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The subset's words are counted less often than the tenant's (``subset_ttl``)."""
+    monkeypatch.setattr(terms, "NOMINATION_MAX_RECORDS", 10)
+    monkeypatch.setattr(terms, "COMMON_MIN_RECORDS", 1)
+    monkeypatch.setattr(terms, "COMMON_SHARE", 0.0)
+    rng, schema, base = _world(13)
+    owner = app.state.resources.default_tenant
+    word = f"zq{uuid.uuid4().hex[:8]}"
+    now = [0.0]
+    words = CommonWords(ttl=10, clock=lambda: now[0], subset_ttl=100)
+    factory = app.state.resources.session_factory
+
+    async def costly() -> frozenset[str]:
+        async with tenant_session(factory, owner) as session:
+            return (await words.costly(session, owner, [schema])).keywords
+
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(5)], "doc")
+    assert word not in await costly()
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(30)], "d", (word,))
+    now[0] = 50.0  # past the tenant's ttl, within the subset's
+    assert word not in await costly()
+    now[0] = 100.5
+    assert word in await costly()
