@@ -6,7 +6,9 @@ write of a tenant's definitions (``definition_generations``, revision 0011); eac
 handling reads that count first (:meth:`Directory.sync`), and what was loaded at an older
 count is loaded again. The count is read after the triggering record's commit, so every
 definition committed before the trigger is seen. Events still clear the cache at once in the
-process that receives them (the API's listeners, the worker that consumed the event).
+process that receives them (the API's listeners, the worker that consumed the event): each
+counts as an invalidation, and a load that began before it (its reads may predate the
+change) leaves its result stale, to be loaded again.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class Directory:
         self._excluded: dict[uuid.UUID, frozenset[str]] = {}
         self._loaded_at: dict[uuid.UUID, int] = {}  # the generation each tenant was loaded at
         self._required: dict[uuid.UUID, int] = {}  # the newest generation seen by sync()
+        self._invalidated: dict[uuid.UUID, int] = {}  # invalidations by events so far
+        self._loaded_after: dict[uuid.UUID, int] = {}  # those a tenant's load began after
         self._lock = asyncio.Lock()
 
     async def sync(self, session: AsyncSession, owner_id: uuid.UUID) -> None:
@@ -73,7 +77,9 @@ class Directory:
         return self._excluded.get(owner_id, excluded_schemas(None))
 
     def _stale(self, owner_id: uuid.UUID) -> bool:
-        return self._loaded_at.get(owner_id, -1) < self._required.get(owner_id, 0)
+        older = self._loaded_at.get(owner_id, -1) < self._required.get(owner_id, 0)
+        earlier = self._loaded_after.get(owner_id, -1) < self._invalidated.get(owner_id, 0)
+        return older or earlier
 
     def on_event(self, event: Mapping[str, Any]) -> bool:
         """Forget a tenant's agents and blacklist when one of their records changed."""
@@ -83,6 +89,7 @@ class Directory:
             owner = uuid.UUID(str(event.get("owner_id")))
         except ValueError:
             return False
+        self._invalidated[owner] = self._invalidated.get(owner, 0) + 1
         self._agents.pop(owner, None)
         self._excluded.pop(owner, None)
         return True
@@ -91,6 +98,8 @@ class Directory:
         async with self._lock, tenant_session(self.session_factory, owner_id) as session:
             if not self._stale(owner_id) and owner_id in self._agents:
                 return  # loaded by another task while this one waited for the lock
+            # An invalidation from here on may postdate these reads: it makes them stale.
+            invalidated = self._invalidated.get(owner_id, 0)
             # The generation first: the rows read after it are at least as new.
             generation = await _generation(session, owner_id)
             rows = await session.execute(_AGENTS, {"owner": owner_id, "schema": AGENT_SCHEMA})
@@ -105,6 +114,7 @@ class Directory:
             self._agents[owner_id] = sorted(agents.values(), key=lambda a: a.agent_id)
             self._excluded[owner_id] = excluded_schemas(blacklist.scalar_one_or_none())
             self._loaded_at[owner_id] = generation
+            self._loaded_after[owner_id] = invalidated
 
 
 async def _generation(session: AsyncSession, owner_id: uuid.UUID) -> int:
