@@ -91,7 +91,7 @@ def _compare(args: argparse.Namespace, variants: dict[str, str], events: Path, u
 
 
 async def _gin_siblings(url: str, *, present: bool) -> None:
-    """The partial GIN indexes beside the default agent's HNSW one, made or dropped: a
+    """The partial indexes beside the default agent's HNSW one, made or dropped: a
     variant named ``*-nogin`` runs without them (as before they existed)."""
     from perfbench.recall import SEMANTIC_SCHEMAS
     from sqlalchemy.ext.asyncio import create_async_engine

@@ -29,6 +29,7 @@ fewer than ``COMMON_SHARE`` of it (they still single records out). BM25 counts e
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Callable, Hashable, Sequence
@@ -44,9 +45,8 @@ COMMON_SHARE = 0.05
 COMMON_MIN_RECORDS = 50
 SAMPLE = 2000
 TTL_S = 300.0
-# The searched records' own common words are counted less often: reading the sample means
-# sorting the whole subset by id (~8 ms at 100k, ~80 ms of a cold assembly's ~120 at 1M),
-# and a word's share of thousands of records moves slowly.
+# The searched records' own common words are counted less often: a word's share of
+# thousands of records moves slowly.
 SUBSET_TTL_S = 3600.0
 OWNERS = 1000
 NOMINATION_MAX_RECORDS = 500
@@ -75,27 +75,30 @@ _COMMON = text(
 )
 
 
-# The words of the schemas' records (a sample, the first by id) that both rules leave out:
-# held by COMMON_SHARE of the sample (and at least COMMON_MIN_RECORDS of it), and by more
-# than :max_records of the whole subset as the sample's share of it estimates.
-_COSTLY = text(
-    f"""
-    WITH sample AS MATERIALIZED (
-        SELECT search_vector, entity_keywords FROM breadcrumbs
-        WHERE owner_id = :owner AND schema_name = ANY(:schemas)
-        ORDER BY id LIMIT :sample
-    ),
-    threshold AS (
-        SELECT greatest(
-                   :min_records, ceil(CAST(:share AS float8) * count(*)),
-                   floor(CAST(:max_records AS float8) * count(*) / greatest(
-                       (SELECT count(*) FROM breadcrumbs
-                        WHERE owner_id = :owner AND schema_name = ANY(:schemas)), 1)) + 1
-               ) AS records
-        FROM sample
+@functools.cache
+def _costly(literal: str) -> TextClause:
+    """The words of the records of a schema list (``literal``, as the partial indexes name
+    it: the planner then reads the sample from their btree, the first by id, without
+    sorting the subset) that both rules leave out: held by COMMON_SHARE of the sample (and
+    at least COMMON_MIN_RECORDS of it), and by more than :max_records of the whole subset
+    as the sample's share of it estimates."""
+    subset = f"owner_id = :owner AND schema_name = ANY({literal})"
+    return text(
+        f"""
+        WITH sample AS MATERIALIZED (
+            SELECT search_vector, entity_keywords FROM breadcrumbs WHERE {subset}
+            ORDER BY id LIMIT :sample
+        ),
+        threshold AS (
+            SELECT greatest(
+                       :min_records, ceil(CAST(:share AS float8) * count(*)),
+                       floor(CAST(:max_records AS float8) * count(*) / greatest(
+                           (SELECT count(*) FROM breadcrumbs WHERE {subset}), 1)) + 1
+                   ) AS records
+            FROM sample
+        )
+        {_HELD}"""
     )
-    {_HELD}"""
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,23 +142,20 @@ class CommonWords:
         }
         return await self._counted(session, owner_id, _COMMON, params, self._ttl)
 
-    async def costly(
-        self, session: AsyncSession, owner_id: uuid.UUID, schemas: Sequence[str]
-    ) -> Common:
-        """The words common among the owner's records of ``schemas`` (as ``of`` counts
-        them, over a sample of those records) and held by more than
-        ``NOMINATION_MAX_RECORDS`` of them, as the sample estimates."""
-        subset = tuple(sorted(set(schemas)))
+    async def costly(self, session: AsyncSession, owner_id: uuid.UUID, literal: str) -> Common:
+        """The words common among the owner's records of the schema list ``literal`` (the
+        partial indexes' own, context.sources.nearest; as ``of`` counts them, over a sample
+        of those records) and held by more than ``NOMINATION_MAX_RECORDS`` of them, as the
+        sample estimates."""
         params = {
             "owner": owner_id,
-            "schemas": list(subset),
             "sample": SAMPLE,
             "share": COMMON_SHARE,
             "min_records": COMMON_MIN_RECORDS,
             "max_records": NOMINATION_MAX_RECORDS,
         }
-        key = (owner_id, subset)
-        return await self._counted(session, key, _COSTLY, params, self._subset_ttl)
+        key = (owner_id, literal)
+        return await self._counted(session, key, _costly(literal), params, self._subset_ttl)
 
     async def _counted(
         self,

@@ -15,8 +15,10 @@ and liveness filters are applied after it.
   lexemes): the keyword and full-text nominations read posting lists of the searched
   records alone, not every schema's intersected with the tenant's subset (at 1M records a
   trigger's words matched 14,000-22,000 records of all schemas, and the tenant's subset was a
-  60,000-row bitmap of its own). The three are built together; the index set is usable when
-  all three are valid.
+  60,000-row bitmap of its own); and a btree on the tenant and id, from which the common
+  words of the searched records are counted over a sample of them (context.terms) without
+  sorting the subset. The four are built together; the index set is usable when all four
+  are valid (a set built before the btree existed gets it at its next check).
 - Until the index is valid, and for a tenant's subset under the threshold (a bounded count,
   per tenant and minute), the subset is ranked exactly as before. The query falls back to
   the exact ranking when the index scan yields fewer than the pool (other tenants' or
@@ -85,14 +87,20 @@ def index_name(literal: str) -> str:
     return INDEX_PREFIX + hashlib.sha1(literal.encode()).hexdigest()[:16]
 
 
-# The GIN indexes beside the HNSW one: name suffix, and what they index.
-_GIN = (("_keywords", "entity_keywords"), ("_lexemes", "search_vector"))
+# The indexes beside the HNSW one: name suffix, method and what they index. The GIN ones
+# serve the word nominations; the btree the sample of the searched records whose common
+# words nominate nothing (context.terms), the first of them by id without sorting them all.
+_BESIDE = (
+    ("_keywords", "gin (entity_keywords)"),
+    ("_lexemes", "gin (search_vector)"),
+    ("_ids", "btree (owner_id, id)"),
+)
 
 
 def index_names(literal: str) -> tuple[str, ...]:
-    """The schema set's indexes: the HNSW one first, then its GIN ones."""
+    """The schema set's indexes: the HNSW one first, then its GIN ones and its btree."""
     name = index_name(literal)
-    return (name, *(name + suffix for suffix, _ in _GIN))
+    return (name, *(name + suffix for suffix, _ in _BESIDE))
 
 
 def index_ddl(literal: str) -> str:
@@ -105,15 +113,15 @@ def index_ddl(literal: str) -> str:
 def index_ddls(literal: str) -> list[tuple[str, str]]:
     """(name, statement) of each of the schema set's indexes, the HNSW one first."""
     where = f"WHERE schema_name = ANY({literal})"
-    gins = [
+    beside = [
         (
             index_name(literal) + suffix,
             f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {index_name(literal)}{suffix}"
-            f" ON breadcrumbs USING gin ({column}) {where}",
+            f" ON breadcrumbs USING {indexed} {where}",
         )
-        for suffix, column in _GIN
+        for suffix, indexed in _BESIDE
     ]
-    return [(index_name(literal), index_ddl(literal)), *gins]
+    return [(index_name(literal), index_ddl(literal)), *beside]
 
 
 _Key = tuple[str, str]  # the database (its URL) and the schema list

@@ -117,7 +117,7 @@ async def semantic_query(
     common = await words.of(session, owner_id)
     near = await _near(session, owner_id, source, excluded)
     if near is not None:  # the subset's own posting lists are read (context.terms)
-        common |= await words.costly(session, owner_id, source.schemas)
+        common |= await words.costly(session, owner_id, near)
     hybrid = _hybrid_sql(
         owner_id, as_probe(trigger), source, pointers, common, session_tags, excluded, isolated,
         near=near,
