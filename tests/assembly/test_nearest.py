@@ -497,3 +497,32 @@ async def test_a_subsets_costly_words_are_counted_once_per_its_own_ttl(
     assert word not in await costly()
     now[0] = 100.5
     assert word in await costly()
+
+
+async def test_a_set_built_before_its_btree_gets_it_and_is_searched_exactly_meanwhile(
+    app: FastAPI, db: AsyncEngine, indexes: nearest.NearIndexes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schema set whose HNSW and GIN indexes were built by a version without the btree
+    (``…_ids``): the next check finds the set incomplete, searches exactly and builds the
+    missing index; the set is then used again."""
+    rng, schema, base = _world(19)
+    owner = app.state.resources.default_tenant
+    await _insert(db, owner, schema, [_unit(rng, base, 0.1) for _ in range(40)], "doc")
+    (trigger,) = await _insert(db, owner, "user.message.v1", [_unit(rng, base, 0.0)], "ask")
+    await _seeds(app, owner, trigger, schema)  # starts the build
+    await indexes.wait()
+    literal = _literal(schema)
+    ids = nearest.index_names(literal)[-1]
+    async with db.connect() as connection:
+        auto = await connection.execution_options(isolation_level="AUTOCOMMIT")
+        await auto.exec_driver_sql(f"DROP INDEX {ids}")
+    fresh = nearest.NearIndexes(owner_url=app.state.resources.settings.system_database_url)
+    monkeypatch.setattr(nearest, "INDEXES", fresh)  # a process started after the upgrade
+    source = SemanticSource(enabled=True, schemas=(schema,), limit=5, min_similarity=0.0)
+    factory = app.state.resources.session_factory
+    async with tenant_session(factory, owner) as session:
+        assert await semantic_source._near(session, owner, source, NONE) is None
+    await fresh.wait()
+    assert await _index_valid(db, schema) is True
+    async with tenant_session(factory, owner) as session:
+        assert await semantic_source._near(session, owner, source, NONE) == literal
