@@ -89,9 +89,8 @@ class Directory:
             owner = uuid.UUID(str(event.get("owner_id")))
         except ValueError:
             return False
+        # What was loaded before it is stale (see _stale): loaded again when next asked.
         self._invalidated[owner] = self._invalidated.get(owner, 0) + 1
-        self._agents.pop(owner, None)
-        self._excluded.pop(owner, None)
         return True
 
     async def _load(self, owner_id: uuid.UUID) -> None:

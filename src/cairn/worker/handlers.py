@@ -100,10 +100,12 @@ class Handlers:
             if row is None:  # deleted since: nothing to link
                 return
             counts = await build_edges(session, row, self.edge_options)
-            if row["schema_name"] != CONTEXT_SCHEMA:  # never linked: its stage is not needed
+            linked = row["schema_name"] != CONTEXT_SCHEMA  # a context never is
+            if linked:  # else its stage is not needed
                 await processing.mark_done(session, owner, [record_id], processing.EDGED)
-        if row["schema_name"] != CONTEXT_SCHEMA:
-            # Its block, rendered once here rather than by each assembly that meets it.
+        if linked:
+            # Its block, rendered once here rather than by each assembly that meets it
+            # (after the step's transaction: see ContextBuilder.store_block).
             await self.contexts.store_block(row)
         if counts:
             log.debug("edges for %s: %s", record_id, dict(counts))
