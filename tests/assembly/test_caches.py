@@ -9,10 +9,16 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import text
 from tests.assembly.helpers import post, post_agent
 from tests.waiting import eventually
 
-from cairn.context.records import RecordCache, load_records, load_records_cached
+from cairn.context.records import (
+    _CACHED_QUERIES,
+    RecordCache,
+    load_records,
+    load_records_cached,
+)
 from cairn.db.engine import tenant_session
 
 
@@ -148,3 +154,50 @@ async def test_embeddings_are_sent_only_when_asked_for(
         found = await load_records_cached(session, tenant, ids, frozenset(), fresh)
         vectors = [fresh.vector(i, found[i].version or 0) for i in ids]
         assert all(v is not None and abs(float(v @ v) - 1.0) < 1e-5 for v in vectors)
+
+
+def _inner_function_scans(plan: dict[str, Any]) -> list[str]:
+    """The joins of ``plan`` (EXPLAIN's JSON) that run a function scan once per outer row."""
+    found = []
+    children = plan.get("Plans", [])
+    for child in children:
+        if (
+            plan["Node Type"] == "Nested Loop"
+            and child.get("Parent Relationship") == "Inner"
+            and child["Node Type"] == "Function Scan"
+        ):
+            found.append(plan.get("Join Type", ""))
+        found += _inner_function_scans(child)
+    return found
+
+
+def _index_conditions(plan: dict[str, Any]) -> list[str]:
+    found = [plan["Index Cond"]] if "Index Cond" in plan else []
+    for child in plan.get("Plans", []):
+        found += _index_conditions(child)
+    return found
+
+
+async def test_the_record_query_probes_each_id_under_any_kept_plan(app: FastAPI) -> None:
+    """PostgreSQL may keep a generic plan for a prepared statement after five runs; the
+    record query's must still go from the wanted ids to the records (one index probe each),
+    never unnest an array again for every record it reads."""
+    resources = app.state.resources
+    async with tenant_session(resources.session_factory, resources.default_tenant) as session:
+        connection = await session.connection()
+        for query in _CACHED_QUERIES.values():
+            compiled = query.compile(dialect=connection.dialect)
+            nulls = ", ".join("NULL" for _ in compiled.positiontup or ())
+            # As the table at scale: a sequential scan of it is never the cheaper way.
+            await connection.execute(text("SET LOCAL enable_seqscan = off"))
+            await connection.execute(text("SET LOCAL plan_cache_mode = force_generic_plan"))
+            await connection.exec_driver_sql(f"PREPARE cached_records AS {compiled}")
+            try:
+                explained = await connection.exec_driver_sql(
+                    f"EXPLAIN (FORMAT JSON) EXECUTE cached_records({nulls})"
+                )
+                plan = explained.scalar_one()[0]["Plan"]
+            finally:
+                await connection.exec_driver_sql("DEALLOCATE cached_records")
+            assert _inner_function_scans(plan) == [], plan
+            assert "id = k.id" in " ".join(_index_conditions(plan)), plan

@@ -155,17 +155,26 @@ _CONTENT_COLUMNS = (
 
 def _cached_columns(vectors: bool) -> str:
     sent = [*_CONTENT_COLUMNS, ("vector", "vector_send(b.embedding)" if vectors else "NULL")]
-    return ", ".join(f"CASE WHEN k.version IS NULL THEN {v} END AS {c}" for c, v in sent)
+    return ", ".join(f"CASE WHEN NOT {_CACHED} THEN {v} END AS {c}" for c, v in sent)
+
+
+# The cache's version of each wanted id rides beside it (NULL: not cached), and each id is
+# looked up on its own (a LATERAL subquery, kept apart from the join by its LIMIT): one
+# index probe per id under whatever plan PostgreSQL keeps for the prepared statement.
+# (Joined the other way, to an ``unnest`` of the cached ids alone, the generic plan it
+# settled on after five runs rescanned that ``unnest`` for every record read: ~0.6 of the
+# statement's ~2.4 ms at 100k, benchmarks/results/rls.md.)
+_CACHED = "(k.version IS NOT DISTINCT FROM b.version)"
+_READ = "id, version, domains, " + ", ".join(column for column, _ in _CONTENT_COLUMNS)
 
 
 def _cached_query(vectors: bool) -> str:
     return (
-        "SELECT b.id, b.version, b.domains,"
-        f" k.version IS NOT NULL AS cached, {_cached_columns(vectors)}"
-        " FROM breadcrumbs b LEFT JOIN unnest(CAST(:known_ids AS uuid[]),"
-        " CAST(:known_versions AS int[])) AS k(id, version)"
-        " ON k.id = b.id AND k.version = b.version"
-        f" WHERE b.owner_id = :owner AND b.id = ANY(:ids) AND {LIVE} AND {NOT_EXCLUDED}"
+        f"SELECT b.id, b.version, b.domains, {_CACHED} AS cached, {_cached_columns(vectors)}"
+        " FROM unnest(CAST(:ids AS uuid[]), CAST(:versions AS int[])) AS k(id, version)"
+        f" CROSS JOIN LATERAL (SELECT {_READ}{', embedding' if vectors else ''}"
+        "  FROM breadcrumbs WHERE id = k.id AND owner_id = :owner"
+        f"  AND {LIVE} AND {NOT_EXCLUDED} LIMIT 1) AS b"
     )
 
 
@@ -189,10 +198,8 @@ async def load_records_cached(
     wanted = list(set(ids))
     known = cache.known(wanted)
     query = _CACHED_QUERIES[vectors]
-    params = {
-        "owner": owner_id, "ids": wanted, "excluded": sorted(excluded),
-        "known_ids": list(known), "known_versions": [r.version for r in known.values()],
-    }  # fmt: skip
+    versions = [record.version if (record := known.get(i)) else None for i in wanted]
+    params = {"owner": owner_id, "ids": wanted, "versions": versions, "excluded": sorted(excluded)}
     rows = (await session.execute(query, params)).mappings().all()
     records: dict[uuid.UUID, Record] = {}
     for row in rows:
