@@ -254,7 +254,9 @@ def main() -> None:
         asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        env = server.environment(services.database_url, services.nats_url, root / "data")
+        env = server.environment(
+            services.app_url, services.nats_url, root / "data", admin_url=services.database_url
+        )
         env["PYTHONPATH"] = str(args.source.resolve())
         serve = server.start(["serve", "--port", str(port)], env, root / "serve.log")
         try:

@@ -325,7 +325,9 @@ def served(
     root = Path(tempfile.mkdtemp(prefix="cairn-console-load-"))
     with load.services(root) as services:
         asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
-        env = server.environment(services.database_url, services.nats_url, root / "data")
+        env = server.environment(
+            services.app_url, services.nats_url, root / "data", admin_url=services.database_url
+        )
         serves, urls = [], {}
         try:
             for label, source in sources.items():

@@ -69,8 +69,9 @@ def corpus_and_triggers(
 
 async def assembly(args: argparse.Namespace, corpus: Any, urls: dict[str, str]) -> dict[str, Any]:
     settings = Settings(
-        database_url=urls["database"], nats_url=urls["nats"], data_dir=CACHE / "data"
-    )
+        database_url=urls["database"], admin_database_url=urls["admin"], nats_url=urls["nats"],
+        data_dir=CACHE / "data",
+    )  # fmt: skip
     probe = PublishProbe(urls["nats"])
     await probe.start()
     events = trigger_events(corpus, args.triggers + args.warmup)
@@ -180,12 +181,15 @@ def main() -> None:
         }
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        env = server.environment(services.database_url, services.nats_url, CACHE / "data")
+        env = server.environment(
+            services.app_url, services.nats_url, CACHE / "data", admin_url=services.database_url
+        )
         serve = server.start(["serve", "--port", str(port)], env, CACHE / "serve.log")
         try:
             server.wait_ready(url, serve, CACHE / "serve.log")
             urls = {
-                "database": services.database_url,
+                "database": services.app_url,
+                "admin": services.database_url,
                 "dsn": services.postgres.dsn,
                 "nats": services.nats_url,
                 "http": url,

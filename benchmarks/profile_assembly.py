@@ -52,7 +52,8 @@ def driver(args: argparse.Namespace) -> None:
         print("loading (COPY, then HNSW)", flush=True)
         asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
         common = [
-            "--database-url", services.database_url, "--nats-url", services.nats_url,
+            "--database-url", services.app_url, "--admin-database-url", services.database_url,
+            "--nats-url", services.nats_url,
             "--events", str(events_file), "--warmup", str(args.warmup),
             *(["--sql-graph"] if args.sql_graph else []), *(["--cpu"] if args.cpu else []),
             *(["--counts"] if args.counts else []),
@@ -155,8 +156,9 @@ async def _run_child(
 
     builder_module.write_context = timed_write  # type: ignore[assignment]
     settings = Settings(
-        database_url=args.database_url, nats_url=args.nats_url, data_dir=CACHE / "data"
-    )
+        database_url=args.database_url, admin_database_url=args.admin_database_url or None,
+        nats_url=args.nats_url, data_dir=CACHE / "data",
+    )  # fmt: skip
     engine = create_engine(args.database_url, settings)
     sessions = create_session_factory(engine)
     builder = ContextBuilder.create(
@@ -429,7 +431,8 @@ def main() -> None:
     parser.add_argument("--samples", help="a JSON file: every assembly's row, per variant")
     parser.add_argument("--name", default="quick")
     parser.add_argument("--src", default=str(REPO / "src"))
-    parser.add_argument("--database-url", default="")
+    parser.add_argument("--database-url", default="", help="the application role's (serves)")
+    parser.add_argument("--admin-database-url", default="", help="the superuser's (migrates)")
     parser.add_argument("--nats-url", default="")
     parser.add_argument("--events", default="")
     args = parser.parse_args()

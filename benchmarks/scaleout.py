@@ -274,7 +274,9 @@ def main() -> None:
         asyncio.run(_alter(services.postgres.dsn))
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        env = server.environment(services.database_url, services.nats_url, CACHE / "data")
+        env = server.environment(
+            services.app_url, services.nats_url, CACHE / "data", admin_url=services.database_url
+        )
         serve = server.start(["serve", "--port", str(port)], env, CACHE / "scaleout-serve.log")
         urls = {
             "nats": services.nats_url,

@@ -59,25 +59,29 @@ def driver(args: argparse.Namespace) -> None:
     # NAME=SRC; a NAME ending in -nogin runs without the schema set's GIN indexes.
     variants = dict(v.partition("=")[::2] for v in args.variant) or {"this": str(REPO / "src")}
     if args.database_url:
-        _compare(args, variants, events_file, args.database_url)
+        admin = args.admin_database_url or args.database_url
+        _compare(args, variants, events_file, args.database_url, admin)
         return
     with load.services(CACHE / f"run-seeds-stage-{args.scale}") as services:
         asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
-        _compare(args, variants, events_file, services.database_url)
+        # As a worker: the application role, under row-level security.
+        _compare(args, variants, events_file, services.app_url, services.database_url)
 
 
-def _compare(args: argparse.Namespace, variants: dict[str, str], events: Path, url: str) -> None:
+def _compare(
+    args: argparse.Namespace, variants: dict[str, str], events: Path, url: str, admin: str
+) -> None:
     names = list(variants)
     explained = args.explain_file or str(RESULTS / f"seeds_stage-explain-{args.scale}.txt")
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for round_ in range(args.rounds):
         order = names[round_ % len(names) :] + names[: round_ % len(names)]
         for name in order:
-            asyncio.run(_gin_siblings(url, present=not name.endswith("-nogin")))
+            asyncio.run(_gin_siblings(admin, present=not name.endswith("-nogin")))
             explain = args.explain if round_ == 0 and name == names[-1] else 0
             command = [
                 sys.executable, __file__, "child", "--src", variants[name],
-                "--database-url", url, "--events", str(events),
+                "--database-url", url, "--admin-database-url", admin, "--events", str(events),
                 "--warmup", str(args.warmup), "--explain", str(explain),
                 "--explain-file", explained, "--explain-over", str(args.explain_over),
                 *(["--memory-graph"] if args.memory_graph else []),
@@ -201,8 +205,9 @@ async def _run_child(
     from cairn.worker.app import NoEmbedder
 
     settings = Settings(
-        database_url=args.database_url, nats_url="nats://127.0.0.1:1", data_dir=CACHE / "data"
-    )
+        database_url=args.database_url, admin_database_url=args.admin_database_url or None,
+        nats_url="nats://127.0.0.1:1", data_dir=CACHE / "data",
+    )  # fmt: skip
     engine = create_engine(args.database_url, settings)
     sessions = create_session_factory(engine)
     builder = ContextBuilder.create(
@@ -324,7 +329,8 @@ def main() -> None:
         "--tiers", action="store_true", help="the last variant counts the word nominations' tiers"
     )
     parser.add_argument("--src", default=str(REPO / "src"))
-    parser.add_argument("--database-url", default="")
+    parser.add_argument("--database-url", default="", help="a loaded database (serves)")
+    parser.add_argument("--admin-database-url", default="", help="its superuser's URL")
     parser.add_argument("--events", default="")
     args = parser.parse_args()
     if args.mode == "child":

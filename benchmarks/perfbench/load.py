@@ -28,6 +28,7 @@ from cairn.context.sources import nearest
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
 from cairn.db.engine import create_engine, create_session_factory
 from cairn.db.migrate import upgrade
+from cairn.db.roles import DEFAULT_APP_ROLE, AppRole
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
 from cairn.transforms import Transforms
 
@@ -65,8 +66,14 @@ class Services:
     root: Path
     postgres: EmbeddedPostgres
     nats: EmbeddedNats
-    database_url: str = ""
+    database_url: str = ""  # the superuser's: it loads, migrates and runs cross-tenant jobs
     nats_url: str = ""
+
+    @property
+    def app_url(self) -> str:
+        """The application role's URL, as ``cairn up`` serves and works: requests and
+        assemblies run under row-level security, as in every deployment."""
+        return self.postgres.url_for(DEFAULT_APP_ROLE)
 
     def __enter__(self) -> Services:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -96,7 +103,7 @@ async def load(corpus: Corpus, database_url: str, dsn: str) -> dict[str, float]:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     engine = create_engine(database_url, Settings())
-    await upgrade(engine)
+    await upgrade(engine, app_role=AppRole(DEFAULT_APP_ROLE))
     await engine.dispose()
     timings["migrate_s"] = time.perf_counter() - started
     connection = await asyncpg.connect(dsn)

@@ -12,8 +12,14 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 
 
-def environment(database_url: str, nats_url: str, data_dir: Path) -> dict[str, str]:
+def environment(
+    database_url: str, nats_url: str, data_dir: Path, *, admin_url: str | None = None
+) -> dict[str, str]:
+    """``database_url`` serves (the application role, under row-level security, as ``cairn
+    up``), ``admin_url`` migrates and runs the cross-tenant jobs."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
+    if admin_url is not None:
+        env["CAIRN_ADMIN_DATABASE_URL"] = admin_url
     env |= {
         "DATABASE_URL": database_url,
         "NATS_URL": nats_url,

@@ -35,6 +35,7 @@ from cairn.db.engine import (
     create_session_factory,
     warn_if_rls_bypassed,
 )
+from cairn.db.leakproof import warn_if_unmarked
 from cairn.db.migrate import upgrade
 from cairn.db.roles import app_role
 from cairn.db.tenants import ensure_tenant
@@ -136,7 +137,8 @@ async def _open(
         raise RuntimeError("DATABASE_URL is not set (or use `cairn up` for embedded services)")
     system = await _open_system(settings, migrate=migrate)
     engine = create_engine(settings.database_url, settings)
-    await warn_if_rls_bypassed(engine)
+    if not await warn_if_rls_bypassed(engine):
+        await warn_if_unmarked(engine)
     tenant = uuid.UUID(settings.default_tenant_id)
     await ensure_tenant(engine, tenant, settings.default_tenant_name)
     if embedder is None:

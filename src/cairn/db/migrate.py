@@ -10,6 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from cairn.db import leakproof
 from cairn.db.roles import AppRole, provision
 
 # Held while migrating so that several servers starting at once take turns.
@@ -35,8 +36,10 @@ def _upgrade(connection: Connection, revision: str, app_role: AppRole | None) ->
     if app_role is not None:
         config.attributes["app_role"] = app_role
     command.upgrade(config, revision)
-    if app_role is not None and revision == "head":
-        provision(connection, app_role)
+    if revision == "head":
+        leakproof.mark(connection)  # a superuser's migration only (cairn.db.leakproof)
+        if app_role is not None:
+            provision(connection, app_role)
 
 
 async def upgrade(
