@@ -105,10 +105,11 @@ def markdown(result: dict[str, Any]) -> str:
     lines += ["", "## What the CPU allows", ""]
     machine = result.get("machine", {})
     cores = int(machine.get("cpus") or 1)
-    load = max([*machine.get("loadavg_before", []), *machine.get("loadavg_after", [])] or [0])
+    # Before the run: the load after it is the benchmark's own last round as much as others'.
+    load = max(machine.get("loadavg_before", []) or [0])
     if load > cores:
         lines += [
-            f"This run saw a load average up to {load:g} on {cores} cores: other work held most"
+            f"This run began at a load average of {load:g} on {cores} cores: other work held most"
             " of the machine, so the rates and latencies above are what was left over. The CPU"
             " per trigger is not moved by that as much; the ceilings below come from it.",
             "",
