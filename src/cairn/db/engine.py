@@ -45,7 +45,7 @@ _SET_TENANT = text("SELECT set_config('cairn.tenant', :tenant, true)")
 def create_engine(
     url: str, settings: Settings, *, pool_size: int | None = None, max_overflow: int | None = None
 ) -> AsyncEngine:
-    return create_async_engine(
+    engine = create_async_engine(
         url,
         pool_size=settings.db_pool_size if pool_size is None else pool_size,
         max_overflow=settings.db_max_overflow if max_overflow is None else max_overflow,
@@ -54,6 +54,19 @@ def create_engine(
         # (hnsw.ef_search is set per transaction); SQLAlchemy's own cache still applies.
         connect_args={"server_settings": {"application_name": "cairn"}},
     )
+    engine.dialect.do_ping = _open  # type: ignore[method-assign]
+    return engine
+
+
+def _open(dbapi_connection: Any) -> bool:
+    """The pool's check of a connection before it lends it (``pool_pre_ping``), without a
+    round trip. SQLAlchemy's own ping for asyncpg sends BEGIN, a query and ROLLBACK: three
+    round trips before every transaction, ~0.3 ms of each assembly
+    (benchmarks/results/rls.md). asyncpg marks a connection closed as soon as the server
+    closes its end (a restart, a terminated backend); False makes the pool reconnect, as
+    after a failed ping. A connection that broke without the server closing it fails its
+    first statement instead, which invalidates the pool as well (a 503 or a retry)."""
+    return not dbapi_connection.driver_connection.is_closed()
 
 
 class TenantScopedSession(Session):
