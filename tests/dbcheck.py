@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import text
@@ -28,3 +29,13 @@ async def outbox_events(
     async with engine.connect() as connection:
         rows = (await connection.execute(query, {"id": breadcrumb_id})).all()
     return [(row.subject, row.payload) for row in rows]
+
+
+def plan_nodes(
+    plan: dict[str, Any], parent: dict[str, Any] | None = None
+) -> Iterator[tuple[dict[str, Any] | None, dict[str, Any]]]:
+    """Every node of an ``EXPLAIN (FORMAT JSON)`` plan with the node above it (None for
+    the root), depth first."""
+    yield parent, plan
+    for child in plan.get("Plans", []):
+        yield from plan_nodes(child, plan)

@@ -11,6 +11,7 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import text
 from tests.assembly.helpers import post, post_agent
+from tests.dbcheck import plan_nodes
 from tests.waiting import eventually
 
 from cairn.context.records import (
@@ -158,24 +159,14 @@ async def test_embeddings_are_sent_only_when_asked_for(
 
 def _inner_function_scans(plan: dict[str, Any]) -> list[str]:
     """The joins of ``plan`` (EXPLAIN's JSON) that run a function scan once per outer row."""
-    found = []
-    children = plan.get("Plans", [])
-    for child in children:
-        if (
-            plan["Node Type"] == "Nested Loop"
-            and child.get("Parent Relationship") == "Inner"
-            and child["Node Type"] == "Function Scan"
-        ):
-            found.append(plan.get("Join Type", ""))
-        found += _inner_function_scans(child)
-    return found
-
-
-def _index_conditions(plan: dict[str, Any]) -> list[str]:
-    found = [plan["Index Cond"]] if "Index Cond" in plan else []
-    for child in plan.get("Plans", []):
-        found += _index_conditions(child)
-    return found
+    return [
+        parent.get("Join Type", "")
+        for parent, node in plan_nodes(plan)
+        if parent is not None
+        and parent["Node Type"] == "Nested Loop"
+        and node.get("Parent Relationship") == "Inner"
+        and node["Node Type"] == "Function Scan"
+    ]
 
 
 async def test_the_record_query_probes_each_id_under_any_kept_plan(app: FastAPI) -> None:
@@ -200,4 +191,5 @@ async def test_the_record_query_probes_each_id_under_any_kept_plan(app: FastAPI)
             finally:
                 await connection.exec_driver_sql("DEALLOCATE cached_records")
             assert _inner_function_scans(plan) == [], plan
-            assert "id = k.id" in " ".join(_index_conditions(plan)), plan
+            conditions = " ".join(n["Index Cond"] for _, n in plan_nodes(plan) if "Index Cond" in n)
+            assert "id = k.id" in conditions, plan

@@ -30,7 +30,6 @@ def restored() -> Iterator[None]:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
         gc.callbacks[:] = callbacks
-        heap._tuned.clear()
 
 
 def test_tuned_collector_times_full_collections(restored: None) -> None:

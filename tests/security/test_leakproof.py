@@ -6,22 +6,15 @@ decides which rows come back."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
+from tests.dbcheck import plan_nodes
 
 from cairn.context.sources.session import session_query
 from cairn.db.leakproof import FUNCTIONS, unmarked
 from cairn.db.roles import DEFAULT_APP_ROLE
-
-
-def _indexes(plan: dict[str, Any]) -> set[str]:
-    found = {plan["Index Name"]} if "Index Name" in plan else set()
-    for child in plan.get("Plans", []):
-        found |= _indexes(child)
-    return found
 
 
 async def _session_lookup_indexes(connection: AsyncConnection, owner: uuid.UUID) -> set[str]:
@@ -35,7 +28,8 @@ async def _session_lookup_indexes(connection: AsyncConnection, owner: uuid.UUID)
     )
     explained = await connection.execute(text(f"EXPLAIN (FORMAT JSON) {query.sql}"), query.params)
     await connection.execute(text("RESET ROLE"))
-    return _indexes(explained.scalar_one()[0]["Plan"])
+    plan = explained.scalar_one()[0]["Plan"]
+    return {node["Index Name"] for _, node in plan_nodes(plan) if "Index Name" in node}
 
 
 async def test_the_migration_marks_the_index_operators_leakproof(app: FastAPI) -> None:

@@ -153,11 +153,6 @@ _CONTENT_COLUMNS = (
 )  # fmt: skip
 
 
-def _cached_columns(vectors: bool) -> str:
-    sent = [*_CONTENT_COLUMNS, ("vector", "vector_send(b.embedding)" if vectors else "NULL")]
-    return ", ".join(f"CASE WHEN NOT {_CACHED} THEN {v} END AS {c}" for c, v in sent)
-
-
 # The cache's version of each wanted id rides beside it (NULL: not cached), and each id is
 # looked up on its own (a LATERAL subquery, kept apart from the join by its LIMIT): one
 # index probe per id under whatever plan PostgreSQL keeps for the prepared statement.
@@ -166,6 +161,11 @@ def _cached_columns(vectors: bool) -> str:
 # statement's ~2.4 ms at 100k, benchmarks/results/rls.md.)
 _CACHED = "(k.version IS NOT DISTINCT FROM b.version)"
 _READ = "id, version, domains, " + ", ".join(column for column, _ in _CONTENT_COLUMNS)
+
+
+def _cached_columns(vectors: bool) -> str:
+    sent = [*_CONTENT_COLUMNS, ("vector", "vector_send(b.embedding)" if vectors else "NULL")]
+    return ", ".join(f"CASE WHEN NOT {_CACHED} THEN {v} END AS {c}" for c, v in sent)
 
 
 def _cached_query(vectors: bool) -> str:

@@ -54,11 +54,11 @@ def create_engine(
         # (hnsw.ef_search is set per transaction); SQLAlchemy's own cache still applies.
         connect_args={"server_settings": {"application_name": "cairn"}},
     )
-    engine.dialect.do_ping = _open  # type: ignore[method-assign]
+    engine.dialect.do_ping = _not_closed  # type: ignore[method-assign]
     return engine
 
 
-def _open(dbapi_connection: Any) -> bool:
+def _not_closed(dbapi_connection: Any) -> bool:
     """The pool's check of a connection before it lends it (``pool_pre_ping``), without a
     round trip. SQLAlchemy's own ping for asyncpg sends BEGIN, a query and ROLLBACK: three
     round trips before every transaction, ~0.3 ms of each assembly

@@ -42,15 +42,13 @@ _UNMARKED = text(
 )
 
 
-def mark(connection: Connection) -> bool:
+def mark(connection: Connection) -> None:
     """Mark those of :data:`FUNCTIONS` not yet leakproof when ``connection`` logs in as a
-    superuser; False when it does not (nothing changed)."""
+    superuser (otherwise nothing changes: ``warn_if_unmarked`` tells)."""
     superuser = "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
-    if not connection.execute(text(superuser)).scalar():
-        return False
-    for (function,) in connection.execute(_UNMARKED, {"functions": list(FUNCTIONS)}):
-        connection.exec_driver_sql(f"ALTER FUNCTION {function} LEAKPROOF")
-    return True
+    if connection.execute(text(superuser)).scalar():
+        for (function,) in connection.execute(_UNMARKED, {"functions": list(FUNCTIONS)}):
+            connection.exec_driver_sql(f"ALTER FUNCTION {function} LEAKPROOF")
 
 
 async def unmarked(engine: AsyncEngine) -> list[str]:

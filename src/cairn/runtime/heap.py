@@ -34,7 +34,6 @@ PAUSES = Histogram(
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
 )
 _started: list[float] = []
-_tuned: list[bool] = []  # set by tune_collector
 
 
 def _time_collection(phase: str, info: dict[str, Any]) -> None:
@@ -53,7 +52,6 @@ def tune_collector() -> None:
     gc.set_threshold(*THRESHOLDS)
     if _time_collection not in gc.callbacks:
         gc.callbacks.append(_time_collection)
-    _tuned[:] = [True]
 
 
 def settle() -> None:
@@ -62,6 +60,6 @@ def settle() -> None:
     process, and left in the oldest generation it made each full collection walk it — six
     full collections of 150-280 ms in `cairn up` under 1,500 posts. A process that did not
     call ``tune_collector`` (tests, embedders of the library) is left as it is."""
-    if _tuned:
+    if _time_collection in gc.callbacks:  # tune_collector ran
         gc.collect()
         gc.freeze()
