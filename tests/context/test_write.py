@@ -379,17 +379,20 @@ async def test_what_the_relay_publishes_is_the_change_event_of_the_stored_row(
         assert published.body == reference
 
 
-async def test_the_events_copy_of_a_large_context_is_stored_uncompressed(
+async def test_a_large_context_is_compressed_only_in_its_history(
     app: FastAPI, db: AsyncEngine
 ) -> None:
-    """The outbox row is read once and deleted: its payload is not compressed (revision
-    0024), while the record keeps its compressed copy."""
+    """The outbox row is read once and deleted (revision 0024) and the record's row is
+    replaced by the next assembly (revision 0025): neither is compressed; the history's
+    copies, many per record, are."""
     row = await _write(app, _assembly(uuid.uuid4().hex[:8], text="many words " * 2000))
     query = text(
         "SELECT pg_column_compression(o.payload) AS event, pg_column_compression(b.context)"
-        " AS record FROM outbox o JOIN breadcrumbs b ON b.id = :id"
+        " AS record, pg_column_compression(h.context) AS history"
+        " FROM outbox o JOIN breadcrumbs b ON b.id = :id"
+        " JOIN breadcrumb_history h ON h.breadcrumb_id = :id AND h.version = b.version"
         " WHERE o.payload->>'breadcrumb_id' = CAST(:id AS text)"
     )
     async with db.connect() as connection:
         found = (await connection.execute(query, {"id": row["id"]})).one()
-    assert (found.event, found.record) == (None, "pglz")
+    assert (found.event, found.record, found.history) == (None, None, "pglz")
