@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import RowMapping, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from cairn.db.models import agent_secrets, tenants, webhook_dlq, webhooks
 
@@ -83,7 +83,7 @@ async def bump_generation(session: AsyncSession, owner_id: uuid.UUID) -> None:
     await session.execute(query)
 
 
-async def webhook_generation(session: AsyncSession, owner_id: uuid.UUID) -> int:
+async def webhook_generation(session: AsyncSession | AsyncConnection, owner_id: uuid.UUID) -> int:
     """The tenant's generation; 0 for a tenant without a row (it has no webhooks either)."""
     query = select(tenants.c.webhook_generation).where(tenants.c.id == owner_id)
     return int((await session.execute(query)).scalar_one_or_none() or 0)

@@ -147,7 +147,24 @@ class TargetCache:
             done.exception()  # retrieved: its callers raise it, asyncio need not log it
 
 
-def database_generation(sessions: async_sessionmaker[AsyncSession]) -> GenerationReader:
+def database_generation(
+    sessions: async_sessionmaker[AsyncSession],
+    system_sessions: async_sessionmaker[AsyncSession] | None = None,
+) -> GenerationReader:
+    """Reads a tenant's generation. With ``system_sessions`` (the schema owner, whom the
+    policy does not restrict) as one statement outside a transaction: a read per event
+    burst, where the tenant's own scoped transaction costs four round trips (begin, scope,
+    read, commit). It reads one counter of the tenant the event names, nothing else."""
+    if system_sessions is not None:
+        engine = system_sessions.kw["bind"]
+
+        async def read_alone(owner_id: uuid.UUID) -> int:
+            async with engine.connect() as connection:
+                alone = await connection.execution_options(isolation_level="AUTOCOMMIT")
+                return await repository.webhook_generation(alone, owner_id)
+
+        return read_alone
+
     async def read(owner_id: uuid.UUID) -> int:
         async with tenant_session(sessions, owner_id) as session, session.begin():
             return await repository.webhook_generation(session, owner_id)

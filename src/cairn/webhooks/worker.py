@@ -29,7 +29,8 @@ async def run_webhook_delivery(
 
     An event is delivered within its own tenant (``sessions`` scoped to the event's
     ``owner_id``: only that tenant's webhooks and secrets are visible); only the DLQ
-    requeue poll spans tenants, on ``system_sessions`` (the schema owner)."""
+    requeue poll spans tenants, on ``system_sessions`` (the schema owner), which also
+    reads each event's tenant's webhook generation (``targets.database_generation``)."""
     limits = httpx.Limits(
         max_connections=settings.webhook_concurrency,
         max_keepalive_connections=settings.webhook_concurrency,
@@ -38,7 +39,9 @@ async def run_webhook_delivery(
     async with httpx.AsyncClient(follow_redirects=False, limits=limits) as http:
         deliverer = Deliverer(http, settings)
         targets = TargetCache(
-            database_loader(sessions), settings.webhook_cache_ttl_s, database_generation(sessions)
+            database_loader(sessions),
+            settings.webhook_cache_ttl_s,
+            database_generation(sessions, system_sessions),
         )
         dispatcher = EventDispatcher(targets, deliverer, DatabaseDeadLetters(sessions))
         consumer = webhook_consumer(holder, dispatcher, sessions, settings)
