@@ -9,7 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from tests.context.helpers import EPOCH, graph, record, render_plain, rid
 
 from cairn.breadcrumbs.text import compact_text, context_as_text
@@ -478,6 +478,8 @@ def test_the_classic_layout_costs_a_one_line_item_its_line(counter: TokenCounter
     rng_seed=st.integers(0, 10_000),
     budget=st.integers(0, 600),
 )
+@example(bodies=[("/A", False, False)], rng_seed=0, budget=50)  # a line opening with "/"
+@example(bodies=[("x.", False, False), ("//x", False, False)], rng_seed=0, budget=600)
 def test_headers_charged_as_needed_account_for_the_exact_count(
     counter: TokenCounter, bodies: list[tuple[str, bool, bool]], rng_seed: int, budget: int
 ) -> None:
