@@ -228,7 +228,8 @@ async def _run_child(
 def _time_statements() -> list[tuple[str, float]]:
     """--statements: every round trip an assembly makes to PostgreSQL, as (the statement's
     first words, wall milliseconds from send to the whole answer) — what the phases wait
-    for, apart from the Python around them. Patches asyncpg where SQLAlchemy calls it."""
+    for, apart from the Python around them. Patches asyncpg where SQLAlchemy and
+    ``cairn.db.driver`` call it."""
     import asyncpg
     from asyncpg import prepared_stmt
 
@@ -252,6 +253,7 @@ def _time_statements() -> list[tuple[str, float]]:
         setattr(owner, name, timed_call)
 
     wrap(asyncpg.Connection, "execute", lambda self, a: str(a[0]) if a else "")
+    wrap(asyncpg.Connection, "fetch", lambda self, a: str(a[0]) if a else "")  # cairn.db.driver
     wrap(asyncpg.Connection, "prepare", lambda self, a: str(a[0]) if a else "")
     for name in ("fetch", "fetchrow", "fetchval"):
         wrap(prepared_stmt.PreparedStatement, name, lambda self, a: self._query)

@@ -37,6 +37,7 @@ from cairn.context.blocks import (
 from cairn.context.model import Record
 from cairn.context.records import COLUMNS, LIVE, to_record
 from cairn.context.tokens import TokenCounter, ensure_tokenizer_files
+from cairn.db.driver import DriverQuery
 from cairn.db.engine import create_engine, create_session_factory, tenant_session
 from cairn.transforms import Transforms
 
@@ -63,10 +64,12 @@ def digest_of(encoding: str, render_key: Hashable) -> bytes:
     return hashlib.blake2b(decided, digest_size=16).digest()
 
 
-_LOAD = text(
-    "SELECT record_id, version, digest, block, tokens, line_tokens FROM record_blocks"
-    " WHERE record_id = ANY(:ids)"
-).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=True))))
+_LOAD = DriverQuery(
+    text(
+        "SELECT record_id, version, digest, block, tokens, line_tokens FROM record_blocks"
+        " WHERE record_id = ANY(:ids)"
+    ).bindparams(bindparam("ids", type_=ARRAY(UUID(as_uuid=True))))
+)
 
 
 async def load_blocks(
@@ -76,11 +79,11 @@ async def load_blocks(
     one query. Any other row is a miss."""
     if not wanted:
         return {}
-    rows = await session.execute(_LOAD, {"ids": list(wanted)})
+    rows = await _LOAD.fetch(session, {"ids": list(wanted)})
     found: dict[uuid.UUID, CachedBlock] = {}
-    for record_id, version, digest, block, tokens, line_tokens in rows:
-        if wanted.get(record_id) == (version, bytes(digest)):
-            found[record_id] = (block, tokens, line_tokens)
+    for row in rows:
+        if wanted.get(row["record_id"]) == (row["version"], bytes(row["digest"])):
+            found[row["record_id"]] = (row["block"], row["tokens"], row["line_tokens"])
     return found
 
 

@@ -20,6 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.model import Record
+from cairn.db.driver import DriverQuery
 from cairn.transforms.cache import LRU
 
 COLUMNS = (
@@ -181,7 +182,7 @@ def _cached_query(vectors: bool) -> str:
 # An embedding is 1.5 kB a record to send and decode; an assembly that neither compares
 # content nor judges domains never reads it (context.ranking and context.isolation fetch
 # what the cache lacks), so it is sent only when asked for.
-_CACHED_QUERIES = {vectors: text(_cached_query(vectors)) for vectors in (True, False)}
+_CACHED_QUERIES = {vectors: DriverQuery(text(_cached_query(vectors))) for vectors in (True, False)}
 
 
 async def load_records_cached(
@@ -200,7 +201,7 @@ async def load_records_cached(
     query = _CACHED_QUERIES[vectors]
     versions = [record.version if (record := known.get(i)) else None for i in wanted]
     params = {"owner": owner_id, "ids": wanted, "versions": versions, "excluded": sorted(excluded)}
-    rows = (await session.execute(query, params)).mappings().all()
+    rows = await query.fetch(session, params)
     records: dict[uuid.UUID, Record] = {}
     for row in rows:
         if not row["cached"]:

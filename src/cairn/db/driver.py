@@ -1,0 +1,46 @@
+"""Many-row reads on a session's own connection, through asyncpg without SQLAlchemy's
+result layer.
+
+SQLAlchemy makes a ``Row`` of each record asyncpg returns, and a mapping of it on request:
+a few microseconds a row, which for the hundred-odd records and blocks an assembly reads
+at 100k is most of a millisecond (benchmarks/results/driver.md). Those reads go to asyncpg
+directly, on the session's connection and inside its transaction, so under the same tenant
+scope and snapshot as everything around them; every other query keeps SQLAlchemy.
+
+Why by hand: SQLAlchemy has no lighter result mode for ``text()`` queries, and asyncpg's
+records already read by column name as the callers expect. The statement is compiled once,
+by SQLAlchemy's own asyncpg dialect (``$n`` placeholders in its parameter order). Errors
+are asyncpg's own; ``cairn.db.errors`` tells an outage among them as among SQLAlchemy's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import TextClause
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
+from sqlalchemy.ext.asyncio import AsyncSession
+
+_DIALECT = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
+
+
+class DriverQuery:
+    """A ``text()`` query sent as asyncpg's: the same SQL, the same named parameters."""
+
+    def __init__(self, statement: TextClause) -> None:
+        self.statement = statement
+        compiled = statement.compile(dialect=_DIALECT)
+        self.sql = compiled.string
+        self.names = tuple(compiled.positiontup or ())
+
+    async def fetch(self, session: AsyncSession, params: Mapping[str, Any]) -> Sequence[Any]:
+        """The rows, each read by column name (``row["id"]``). A session whose transaction
+        has not yet sent anything runs the query through SQLAlchemy, which begins it (and
+        scopes it to its tenant) first."""
+        connection = await (await session.connection()).get_raw_connection()
+        driver = connection.driver_connection
+        if driver is None or not driver.is_in_transaction():
+            return (await session.execute(self.statement, params)).mappings().all()
+        rows: Sequence[Any] = await driver.fetch(self.sql, *(params[n] for n in self.names))
+        return rows
