@@ -2,8 +2,8 @@
 result layer.
 
 SQLAlchemy makes a ``Row`` of each record asyncpg returns, and a mapping of it on request:
-a few microseconds a row, which for the hundred-odd records and blocks an assembly reads
-at 100k is most of a millisecond (benchmarks/results/driver.md). Those reads go to asyncpg
+a few microseconds a row, ~0.3 ms of an assembly at 100k for the ~200 records and ~120
+blocks it reads (benchmarks/results/driver.md). Those reads go to asyncpg
 directly, on the session's connection and inside its transaction, so under the same tenant
 scope and snapshot as everything around them; every other query keeps SQLAlchemy.
 
