@@ -480,6 +480,7 @@ def test_the_classic_layout_costs_a_one_line_item_its_line(counter: TokenCounter
 )
 @example(bodies=[("/A", False, False)], rng_seed=0, budget=50)  # a line opening with "/"
 @example(bodies=[("x.", False, False), ("//x", False, False)], rng_seed=0, budget=600)
+@example(bodies=[("\r/x", False, False)], rng_seed=0, budget=600)  # "\r" too
 def test_headers_charged_as_needed_account_for_the_exact_count(
     counter: TokenCounter, bodies: list[tuple[str, bool, bool]], rng_seed: int, budget: int
 ) -> None:

@@ -56,16 +56,20 @@ def run_header(schema_name: str | None) -> str:
     return f"{OPEN}items · {_one_line(schema_name or '') or 'record'}{CLOSE}\n"
 
 
+# What o200k's punctuation piece takes after it (`` ?[^\s\p{L}\p{N}]+[\r\n/]*``).
+_RUNS_ON = ("\r", "/")
+
+
 def run_line(record: Record, block: str) -> str | None:
     """The line ``block`` (the record's) takes in a run: its body, when the header has no
     title and the body is one line; else None (the block stands alone).
 
-    Not a line opening with ``/``: o200k's piece for a run of punctuation takes the
-    newlines and slashes after it, so ``⟧\n/`` (a header's end, or a line ending in
-    punctuation, then the line) is one piece, and the line's own count would not add up
-    to the text's. Standing alone, the block is counted whole."""
+    Not a line opening with what o200k's piece for a run of punctuation takes after it
+    (``\r``, ``\n``, ``/``): a header's ``⟧\n``, or a line ending in punctuation, would
+    run on into the line (``⟧\n/``, ``⟧\n\r/`` are one piece), and the line's own count
+    would not add up to the text's. Standing alone, the block is counted whole."""
     head, _, body = block.partition("\n")
-    if not body or body.find("\n") != len(body) - 1 or body.startswith("/"):
+    if not body or body.find("\n") != len(body) - 1 or body.startswith(_RUNS_ON):
         return None
     return body if f"{head}\n" == untitled_header(record.schema_name) else None
 
