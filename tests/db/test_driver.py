@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from cairn.db.driver import DriverQuery
 from cairn.db.engine import tenant_session
+from cairn.db.tenants import ensure_tenant
 
 _BY_IDS = DriverQuery(
     text("SELECT id, owner_id, title FROM breadcrumbs WHERE id = ANY(CAST(:ids AS uuid[]))")
@@ -28,12 +29,10 @@ async def two_tenants(app: FastAPI) -> AsyncIterator[dict[uuid.UUID, uuid.UUID]]
     """Two tenants with one record each (tenant → its record), removed afterwards."""
     system = app.state.resources.system_engine
     records = {uuid.uuid4(): uuid.uuid4() for _ in range(2)}
+    for owner in records:
+        await ensure_tenant(system, owner, f"driver-{owner}")
     async with system.begin() as connection:
         for owner, record in records.items():
-            await connection.execute(
-                text("INSERT INTO tenants (id, name) VALUES (:id, :name)"),
-                {"id": owner, "name": f"driver-{owner}"},
-            )
             await connection.execute(_INSERT, {"id": record, "owner": owner, "title": "kept"})
     yield records
     async with system.begin() as connection:
