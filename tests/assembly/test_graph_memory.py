@@ -3,6 +3,7 @@ random graphs in the real database, and stays current with writes made elsewhere
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,11 +13,14 @@ import pytest
 from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sqlalchemy import text
+from tests import sent
+from tests.assembly.helpers import insert_quietly
 
 from cairn.breadcrumbs.repository import insert_breadcrumb
+from cairn.context.agents import parse_agent
 from cairn.context.graph import load_graph
 from cairn.context.graph_memory import GraphMemory
-from cairn.context.model import Graph
+from cairn.context.model import EdgeType, Graph
 from cairn.db.engine import tenant_session
 from cairn.db.tenants import ensure_tenant
 from cairn.edges.repository import upsert_edges
@@ -72,10 +76,22 @@ async def _sql(app: FastAPI, owner: uuid.UUID, statement: str, **params: Any) ->
 
 
 async def _walk(
-    app: FastAPI, owner: uuid.UUID, seeds: list[uuid.UUID], memory: GraphMemory | None, **kw: Any
+    app: FastAPI,
+    owner: uuid.UUID,
+    seeds: list[uuid.UUID],
+    memory: GraphMemory | None,
+    *,
+    along: bool = False,
+    **kw: Any,
 ) -> Graph:
+    """The walk, in a transaction of its own; ``along``: the memory's change-log query is
+    first sent as the seed stage sends it (rows as JSON), in an earlier statement."""
     resources = app.state.resources
     async with tenant_session(resources.session_factory, owner) as session, session.begin():
+        asked = None if memory is None or not along else memory.along(owner)
+        if asked is not None:
+            statement = text(f"SELECT json_agg(q) FROM ({asked.sql}) AS q")
+            asked.read((await session.execute(statement, dict(asked.params))).scalar_one())
         excluded = kw.pop("excluded", frozenset())
         return await load_graph(session, owner, seeds, excluded, memory=memory, **kw)
 
@@ -84,7 +100,9 @@ def _shape(graph: Graph) -> tuple[set[uuid.UUID], set[tuple[Any, ...]], tuple[uu
     return set(graph.records), set(graph.edges), graph.isolated
 
 
-async def _same(app: FastAPI, world: World, memory: GraphMemory, query: dict[str, Any]) -> None:
+async def _same(
+    app: FastAPI, world: World, memory: GraphMemory, query: dict[str, Any], *, along: bool = False
+) -> None:
     seeds = [world.nodes[i] for i in query["seeds"]]
     kw = dict(query["kw"])
     if "quiet" in kw:
@@ -92,7 +110,7 @@ async def _same(app: FastAPI, world: World, memory: GraphMemory, query: dict[str
     if kw.get("max_candidates") is not None:
         kw["seed_costs"] = {seed: cost for seed, cost in zip(seeds, query["costs"], strict=False)}
     by_sql = await _walk(app, world.owner, seeds, None, **dict(kw))
-    in_memory = await _walk(app, world.owner, seeds, memory, **dict(kw))
+    in_memory = await _walk(app, world.owner, seeds, memory, along=along, **dict(kw))
     assert _shape(in_memory) == _shape(by_sql), (query, world.nodes)
 
 
@@ -149,7 +167,8 @@ async def test_memory_walks_equal_the_sql_walks_before_and_after_changes(
 ) -> None:
     """Random graphs with tied weights, every filter and cap; then edges removed and added
     and a record's schema, tags and domains changed by other writers: the memory, caught up
-    from the change log without loading again, still answers as SQL does."""
+    from the change log without loading again (the first time from the answer asked along
+    an earlier statement, as in an assembly), still answers as SQL does."""
     owner = await _tenant(app)
     world = World(owner, await _records(app, owner, spec["nodes"]))
     n = world.nodes
@@ -164,9 +183,9 @@ async def test_memory_walks_equal_the_sql_walks_before_and_after_changes(
     node, (schema, tags, domains) = spec["retag"]
     await _sql(app, owner, "UPDATE breadcrumbs SET schema_name = :s, tags = :t, domains = :d"
                " WHERE id = :id", s=schema, t=tags, d=domains, id=n[node])  # fmt: skip
-    for query in spec["queries"]:
-        await _same(app, world, memory, query)
-    assert memory.loads == 1
+    for n, query in enumerate(spec["queries"]):
+        await _same(app, world, memory, query, along=n == 0)
+    assert memory.loads == 1 and memory.caught_up_along == 1
 
 
 async def test_a_deleted_record_and_its_edges_disappear_from_the_memory(app: FastAPI) -> None:
@@ -268,3 +287,34 @@ async def test_with_sessions_of_its_own_the_first_load_runs_apart(app: FastAPI) 
     assert adjacency is not None and adjacency.edge_count == 1
     assert set((await _walk(app, owner, [a], memory)).records) == {a, b}
     assert memory.loads == 1
+
+
+async def test_an_assembly_asks_for_the_changes_in_its_seed_statement(
+    app: FastAPI, monkeypatch: Any
+) -> None:
+    """Once the tenant's graph is held, an assembly sends no query of its own for what
+    changed since: it rides in the seed statement, and an edge committed since is walked."""
+    resources = app.state.resources
+    owner, key = resources.default_tenant, uuid.uuid4().hex[:8]
+    definition = {
+        "agent_id": f"along-{key}",
+        "context_trigger": {"any_tags": [f"never:{key}"]},  # only used directly
+        "context_sources": {"session": {"limit": 5}},
+        "context_budget": 2000,
+    }
+    agent = parse_agent(uuid.uuid4(), owner, definition)
+    assert agent is not None
+    trigger = await insert_quietly(app, "trigger", tags=[f"session:{key}"])
+    linked = await insert_quietly(app, f"linked {key}", tags=[f"elsewhere:{key}"])
+    builder = resources.contexts
+    memory = GraphMemory()
+    monkeypatch.setattr(builder, "graphs", memory)
+    first = await builder.build(agent, trigger, "first")  # loads the tenant's graph
+    assert first is not None and str(linked) not in json.dumps(first["context"])
+    await _link(app, owner, [(trigger, linked, EdgeType.causal, 1.0)])
+    with sent.by_engine(resources.engine) as statements:
+        second = await builder.build(agent, trigger, "second")
+    asked = [statement for statement in statements if "graph_changes" in statement]
+    assert len(asked) == 1 and "json_agg" in asked[0]  # the seed statement
+    assert memory.loads == 1 and memory.caught_up_along == 1
+    assert second is not None and str(linked) in json.dumps(second["context"])

@@ -12,7 +12,8 @@ import httpx
 import numpy as np
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event, text
+from sqlalchemy import text
+from tests import sent
 from tests.assembly.helpers import post
 
 from cairn.context import sources, terms
@@ -42,17 +43,12 @@ async def test_always_sources_come_in_one_query(
         AlwaysSource("tag", None, marker, "recent", 5),
     ]
     resources = app.state.resources
-    statements: list[str] = []
-
-    def count(*args: object) -> None:
-        statements.append(str(args[2]))
-
-    async with tenant_session(resources.session_factory, resources.default_tenant) as session:
-        connection = (await session.connection()).sync_connection
-        assert connection is not None
-        event.listen(connection, "before_cursor_execute", count)  # this session's queries only
-        batch = await always_source.always_seeds(session, resources.default_tenant, sources, NONE)
-        event.remove(connection, "before_cursor_execute", count)
+    owner = resources.default_tenant
+    async with (
+        tenant_session(resources.session_factory, owner) as session,
+        sent.by_session(session) as statements,  # this session's queries only
+    ):
+        batch = await always_source.always_seeds(session, owner, sources, NONE)
     assert len(statements) == 1
     ids = [seed.record_id for seed in batch.seeds]
     assert ids == [*tools[::-1], tools[-1], tagged]  # newest first; latest = the newest one
@@ -364,11 +360,6 @@ async def test_every_source_comes_in_one_statement_as_it_would_alone(
     owner = resources.default_tenant
     agent = parse_agent(uuid.uuid4(), owner, definition)
     assert agent is not None
-    statements: list[str] = []
-
-    def count(*args: object) -> None:
-        statements.append(str(args[2]))
-
     async with tenant_session(resources.session_factory, owner) as session:
         found = await stored_trigger(session, owner, trigger_id)
         assert found is not None
@@ -378,11 +369,8 @@ async def test_every_source_comes_in_one_statement_as_it_would_alone(
             common_words=terms.CommonWords(), signals=signals,
         )  # fmt: skip
         alone = [await source.seeds(request) for source in sources.SOURCES]
-        connection = (await session.connection()).sync_connection
-        assert connection is not None
-        event.listen(connection, "before_cursor_execute", count)
-        together = await sources.gather(request)
-        event.remove(connection, "before_cursor_execute", count)
+        async with sent.by_session(session) as statements:
+            together = await sources.gather(request)
     assert len(statements) == 1
     assert together == alone
     by_source = {batch.seeds[0].source: batch for batch in alone if batch.seeds}

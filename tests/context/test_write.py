@@ -15,8 +15,9 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import event as sa_event, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
+from tests import sent
 from tests.assemblies.helpers import rows_of
 from tests.dbcheck import outbox_events
 from tests.factories import breadcrumb
@@ -218,17 +219,9 @@ async def test_other_schemas_keep_their_whole_history(
 def _written_statements(app: FastAPI) -> Iterator[list[str]]:
     """The statements sent meanwhile that touch records, their history or the outbox."""
     statements: list[str] = []
-
-    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if "breadcrumb" in statement or "outbox" in statement:
-            statements.append(statement)
-
-    engine = app.state.resources.engine.sync_engine
-    sa_event.listen(engine, "before_cursor_execute", seen)
-    try:
+    with sent.by_engine(app.state.resources.engine) as every:
         yield statements
-    finally:
-        sa_event.remove(engine, "before_cursor_execute", seen)
+    statements += [s for s in every if "breadcrumb" in s or "outbox" in s]
 
 
 async def test_a_creation_is_one_statement_with_the_general_paths_rows(

@@ -25,10 +25,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import TextualSelect, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.breadcrumbs.repository import Row, written_columns
+from cairn.db.driver import DriverQuery
 from cairn.events.payloads import ChangeKind, subject_for
 from cairn.processing.repository import outcome_params, outcomes_upsert_sql
 from cairn.processing.stages import Outcome
@@ -131,12 +132,12 @@ _UPSERT = f"""
 
 
 @functools.cache
-def _statement(rider_sql: str | None) -> TextualSelect:
+def _statement(rider_sql: str | None) -> DriverQuery:
     """The upsert, with a rider's CTE when there is one (built once per rider text)."""
     rider = (
         "" if rider_sql is None else f",\n    rider AS ({rider_sql} WHERE EXISTS (SELECT FROM u))"
     )
-    return text(_UPSERT.replace("/*rider*/", rider)).columns(*written_columns())
+    return DriverQuery(text(_UPSERT.replace("/*rider*/", rider)).columns(*written_columns()))
 
 
 def applies(values: Mapping[str, Any], ordered_by: object, *, ordered: bool) -> bool:
@@ -185,8 +186,8 @@ async def upsert_generated(
     statement = _statement(None if rider is None else rider.sql)
     if rider is not None:
         params |= rider.params()
-    row: Row | None = (await session.execute(statement, params)).mappings().one_or_none()
-    return row
+    rows = await statement.fetch(session, params)
+    return rows[0] if rows else None
 
 
 async def send_alone(session: AsyncSession, rider: Rider) -> None:

@@ -120,8 +120,8 @@ async def assemble(
         common_words=common_words, similarity_scale=options.similarity_scale, signals=signals,
         isolated=isolated,
     )  # fmt: skip
-    with timer.phase("seeds"):
-        batches = await sources.gather(request)
+    with timer.phase("seeds"):  # the graph's catch-up rides along (context.graph_memory)
+        batches = await sources.gather(request, None if graphs is None else graphs.along(owner))
     seeds, upstream = _merge(batches)
     if isolated:  # whatever a source did not leave out itself
         seeds, left_out = await _without_isolated(session, owner, seeds, isolated)

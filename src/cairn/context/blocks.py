@@ -121,8 +121,9 @@ class ItemBlocks:
         self._fresh: set[UUID] = set()  # rendered here, with a key: worth storing
         self._snippets: set[UUID] = set()  # shown as a snippet: never cached
         if cache is not None:
-            for record_id, key in self._keys.items():
-                known = None if key is None else cache.get(key)
+            keyed = [(record_id, key) for record_id, key in self._keys.items() if key is not None]
+            found = cache.get_many([key for _, key in keyed])
+            for (record_id, _), known in zip(keyed, found, strict=True):
                 if known is not None:
                     self._texts[record_id], tokens, line_tokens = known
                     if tokens is not None:

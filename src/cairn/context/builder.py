@@ -238,17 +238,24 @@ class ContextBuilder:
         rows = {record.id: as_row(record) for record in records}
         definitions = await self.transforms.definitions_for(session, owner_id, rows.values())
         keys: dict[uuid.UUID, Hashable | None] = {}
-        stored: dict[uuid.UUID, tuple[int, bytes]] = {}
-        encoding = self.counter.encoding_name
+        storable: dict[uuid.UUID, tuple[int, Hashable]] = {}  # (version, hints) by id
         for record in records:
             definition = definitions.get(record.schema_name or "")
             hints = self.transforms.render_key(rows[record.id], definition)
-            key = (BLOCK_FORMAT, record.id, record.version, hints)
-            keys[record.id] = None if hints is None else key
-            if hints is not None and record.version is not None and self.blocks.get(key) is None:
-                stored[record.id] = (record.version, digest_of(encoding, hints))
-        for record_id, block in (await load_blocks(session, stored)).items():
-            self.blocks.put(keys[record_id], block)
+            keys[record.id] = (
+                None if hints is None else (BLOCK_FORMAT, record.id, record.version, hints)
+            )
+            if hints is not None and record.version is not None:
+                storable[record.id] = (record.version, hints)
+        encoding = self.counter.encoding_name
+        known = self.blocks.get_many([keys[record_id] for record_id in storable])
+        stored: dict[uuid.UUID, tuple[int, bytes]] = {
+            record_id: (version, digest_of(encoding, hints))
+            for (record_id, (version, hints)), block in zip(storable.items(), known, strict=True)
+            if block is None
+        }
+        loaded = await load_blocks(session, stored)
+        self.blocks.put_many((keys[record_id], block) for record_id, block in loaded.items())
         texts: dict[uuid.UUID, str] = {}
         blocks = ItemBlocks(
             lambda record: texts.get(record.id, ""), self.counter, cache=self.blocks, keys=keys

@@ -38,6 +38,7 @@ from cairn.context.domains import (
     parse_domains,
 )
 from cairn.context.neighbours import NEIGHBOURS, Neighbour
+from cairn.db.driver import DriverQuery
 from cairn.db.models import domain_centroids
 from cairn.embedding import Embedder
 from cairn.transforms.cache import LRU
@@ -53,7 +54,8 @@ _NEWEST = (
     "FROM breadcrumbs WHERE owner_id = :owner AND schema_name = :schema"
     " AND (ttl IS NULL OR ttl > now()) ORDER BY updated_at DESC, id DESC LIMIT 1"
 )
-_CURRENT_VERSION = text(f"SELECT checksum {_NEWEST}")
+# Asked before every assembly (context.builder): sent through the driver.
+_CURRENT_VERSION = DriverQuery(text(f"SELECT checksum {_NEWEST}"))
 _CURRENT = text(f"SELECT checksum, context {_NEWEST}")
 # The nearest records labelled under ``version``: the embedding index orders them.
 _NEAREST_LABELLED = text(
@@ -76,8 +78,8 @@ NO_LABELS = Labels((), None)
 
 
 async def current_version(session: AsyncSession, owner_id: uuid.UUID) -> str | None:
-    found = await session.scalar(_CURRENT_VERSION, {"owner": owner_id, "schema": DOMAINS_SCHEMA})
-    return None if found is None else str(found)
+    rows = await _CURRENT_VERSION.fetch(session, {"owner": owner_id, "schema": DOMAINS_SCHEMA})
+    return str(rows[0]["checksum"]) if rows else None
 
 
 async def load_domains(

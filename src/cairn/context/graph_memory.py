@@ -20,12 +20,15 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from cairn.context.adjacency import Adjacency, Ints, Kinds, NodeRow, Weights
+from cairn.context.sources.base import Along
+from cairn.db.driver import DriverQuery
 from cairn.db.engine import tenant_session
 
 log = logging.getLogger(__name__)
@@ -39,12 +42,16 @@ _NIL = uuid.UUID(int=0)
 # committed, and may never be: its walks are the SQL's.
 _WRITING = "pg_current_xact_id_if_assigned() IS NOT NULL AS writing"
 _SNAPSHOT = text(f"SELECT CAST(pg_current_snapshot() AS text) AS snapshot, {_WRITING}")
-_CHANGED = text(
+# Asked before every walk: along the seed stage's statement (see ``GraphMemory.along``),
+# else on its own, through the driver (cairn.db.driver).
+_SEEN = "CAST(CAST(:seen AS text) AS pg_snapshot)"
+_CHANGED_SQL = (
     f"SELECT CAST(pg_current_snapshot() AS text) AS snapshot, {_WRITING}, ARRAY("
     " SELECT DISTINCT record_id FROM graph_changes"
-    " WHERE owner_id = :owner AND xid >= pg_snapshot_xmin(CAST(CAST(:seen AS text) AS pg_snapshot))"
-    " AND NOT pg_visible_in_snapshot(xid, CAST(CAST(:seen AS text) AS pg_snapshot))) AS changed"
+    f" WHERE owner_id = :owner AND xid >= pg_snapshot_xmin({_SEEN})"
+    f" AND NOT pg_visible_in_snapshot(xid, {_SEEN})) AS changed"
 )
+_CHANGED = DriverQuery(text(_CHANGED_SQL))
 # A page of edges as four values: both ends packed 16 bytes each, types, weights.
 _KEY = "from_id, to_id, edge_type"
 _EDGE_PAGE = text(
@@ -87,6 +94,16 @@ class _NotReady(Exception):
     """The tenant's graph is still being loaded apart."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Changes:
+    """The change log's answer since the snapshot ``seen``."""
+
+    seen: str
+    snapshot: str
+    writing: bool
+    changed: list[uuid.UUID]
+
+
 @dataclass
 class _Tenant:
     adjacency: Adjacency
@@ -107,6 +124,25 @@ class GraphMemory:
     # it is done: a large graph takes seconds to load, and no assembly should wait for it.
     sessions: async_sessionmaker[AsyncSession] | None = None
     _apart: dict[uuid.UUID, asyncio.Task[None]] = field(default_factory=dict)
+    # Each tenant's latest answer asked along another statement, until its walk takes it.
+    _answered: dict[uuid.UUID, _Changes] = field(default_factory=dict)
+    caught_up_along: int = 0  # catch-ups from an answer asked along (tests look)
+
+    def along(self, owner: uuid.UUID) -> Along | None:
+        """The change-log query of ``owner``'s next walk, to send along the seed stage's
+        statement (one round trip less: ~0.4 ms of an assembly at 100k); None when the
+        walk will load the tenant instead, or the memory does not hold it yet."""
+        tenant = self.tenants.get(owner)
+        if tenant is None or time.monotonic() - tenant.synced > self.max_pause_s:
+            return None
+        seen = tenant.snapshot
+
+        def read(rows: list[dict[str, Any]]) -> None:
+            (row,) = rows
+            changed = [uuid.UUID(record_id) for record_id in row["changed"]]
+            self._answered[owner] = _Changes(seen, row["snapshot"], row["writing"], changed)
+
+        return Along(_CHANGED_SQL, {"owner": owner, "seen": seen}, read)
 
     async def current(self, session: AsyncSession, owner: uuid.UUID) -> Adjacency | None:
         """``owner``'s adjacency as of this moment, in ``session`` (scoped to ``owner``);
@@ -157,18 +193,30 @@ class GraphMemory:
 
     def forget(self, owner: uuid.UUID) -> None:
         self.tenants.pop(owner, None)
+        self._answered.pop(owner, None)
 
     def _forget_idle(self) -> None:
         now = time.monotonic()
         for owner in [o for o, t in self.tenants.items() if now - t.synced > self.max_pause_s]:
             if not self.tenants[owner].lock.locked():
-                del self.tenants[owner]
+                self.forget(owner)
 
     async def _catch_up(self, session: AsyncSession, owner: uuid.UUID, tenant: _Tenant) -> None:
-        row = (await session.execute(_CHANGED, {"owner": owner, "seen": tenant.snapshot})).one()
-        if row.writing:
+        """From the answer asked along the seed statement when it was asked since the
+        snapshot the memory still holds (another walk may have caught up meanwhile), else
+        from the change log now. Either is a whole answer since that snapshot."""
+        answer = self._answered.pop(owner, None)
+        if answer is not None and answer.seen == tenant.snapshot:
+            self.caught_up_along += 1
+        else:
+            params = {"owner": owner, "seen": tenant.snapshot}
+            (row,) = await _CHANGED.fetch(session, params)
+            answer = _Changes(
+                tenant.snapshot, row["snapshot"], row["writing"], list(row["changed"])
+            )
+        if answer.writing:
             raise _Writing
-        changed: list[uuid.UUID] = list(row.changed)
+        changed = answer.changed
         adjacency = tenant.adjacency
         if changed and len(changed) > max(1000, adjacency.size // 4):
             fresh = await self._load(session, owner)
@@ -188,7 +236,7 @@ class GraphMemory:
             adjacency.set_nodes(nodes, gone=[w for w in wanted if w not in seen])
             if adjacency.overlay_size > adjacency.size // 2 + 2000:
                 adjacency.compact()
-        tenant.snapshot = row.snapshot
+        tenant.snapshot = answer.snapshot
 
     async def _load(self, session: AsyncSession, owner: uuid.UUID) -> _Tenant:
         """The tenant's whole graph, in pages; the snapshot is taken first, so whatever

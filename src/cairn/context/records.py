@@ -71,14 +71,19 @@ async def load_trigger(
 ) -> tuple[Record, list[str], str] | None:
     """The trigger, if live, with its stored keyword pointers and ``llm_text``, in one
     query."""
-    query = text(
+    rows = await _TRIGGER.fetch(session, {"owner": owner_id, "id": trigger_id})
+    if not rows:
+        return None
+    row = rows[0]
+    return to_record(row), list(row["entity_keywords"] or []), row["llm_text"] or ""
+
+
+_TRIGGER = DriverQuery(
+    text(
         f"SELECT {COLUMNS}, entity_keywords, llm_text FROM breadcrumbs"
         f" WHERE owner_id = :owner AND id = :id AND {LIVE}"
     )
-    row = (await session.execute(query, {"owner": owner_id, "id": trigger_id})).mappings().first()
-    if row is None:
-        return None
-    return to_record(row), list(row["entity_keywords"] or []), row["llm_text"] or ""
+)
 
 
 def unit_vector(sent: bytes) -> NDArray[np.float32]:
@@ -100,12 +105,9 @@ class RecordCache:
 
     def known(self, ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, Record]:
         """Each of ``ids`` that is cached, as cached (at its ``version``)."""
-        found = {}
-        for record_id in ids:
-            record = self._records.get(record_id)
-            if record is not None:
-                found[record_id] = record
-        return found
+        wanted = list(ids)
+        found = zip(wanted, self._records.get_many(wanted), strict=True)
+        return {record_id: record for record_id, record in found if record is not None}
 
     def get(self, record_id: uuid.UUID, version: int) -> Record | None:
         record = self._records.get(record_id)
@@ -114,6 +116,9 @@ class RecordCache:
     def put(self, record: Record) -> None:
         if record.version is not None:
             self._records.put(record.id, record)
+
+    def put_many(self, records: Iterable[Record]) -> None:
+        self._records.put_many((r.id, r) for r in records if r.version is not None)
 
     def vector(self, record_id: uuid.UUID, version: int) -> NDArray[np.float32] | None:
         found = self._vectors.get(record_id)
@@ -203,16 +208,18 @@ async def load_records_cached(
     params = {"owner": owner_id, "ids": wanted, "versions": versions, "excluded": sorted(excluded)}
     rows = await query.fetch(session, params)
     records: dict[uuid.UUID, Record] = {}
+    fresh: list[Record] = []
     for row in rows:
         if not row["cached"]:
             record = to_record(row)
-            cache.put(record)
+            fresh.append(record)
             if row["vector"] is not None:
                 cache.put_vector(record.id, row["version"], unit_vector(row["vector"]))
         else:  # as `known` holds it: the query matched its version
             record = known[row["id"]]
             if record.domains != tuple(row["domains"]):  # relabelled at the same version
                 record = replace(record, domains=tuple(row["domains"]))
-                cache.put(record)
+                fresh.append(record)
         records[record.id] = record
+    cache.put_many(fresh)
     return records

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -30,6 +30,31 @@ class LRU(Generic[K, V]):
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+    def get_many(self, keys: Iterable[K]) -> list[V | None]:
+        """``get`` of each key, under one lock: an assembly looks up a few hundred records
+        and blocks at once, and a call and a lock per key cost ~0.4 ms of it."""
+        found: list[V | None] = []
+        with self._lock:
+            items = self._items
+            lookup, touch, add = items.get, items.move_to_end, found.append
+            for key in keys:
+                value = lookup(key)
+                if value is not None:
+                    touch(key)
+                add(value)
+        return found
+
+    def put_many(self, pairs: Iterable[tuple[K, V]]) -> None:
+        """``put`` of each (key, value), under one lock."""
+        with self._lock:
+            items = self._items
+            touch = items.move_to_end
+            for key, value in pairs:
+                items[key] = value
+                touch(key)
+            while len(items) > self.size:
+                items.popitem(last=False)
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
         """The cached value, or ``make()`` cached (made outside the lock: two threads may

@@ -15,11 +15,11 @@ from typing import Any
 
 from asyncpg.pgproto.pgproto import UUID as DriverUUID
 from sqlalchemy import JSON, text
-from sqlalchemy.sql.selectable import TextualSelect
 
 from cairn.context.model import Seed
 from cairn.context.sources import always, paths, semantic, session, signals, trigger
 from cairn.context.sources.base import (
+    Along,
     Rows,
     SeedBatch,
     SeedCost,
@@ -29,6 +29,7 @@ from cairn.context.sources.base import (
     namespaced,
     run_alone,
 )
+from cairn.db.driver import DriverQuery
 
 SOURCES: tuple[SeedSourceKind, ...] = (
     trigger.SOURCE,
@@ -57,38 +58,43 @@ def seed_cost(seed: Seed) -> float:
     return _COSTS[seed.source].of(seed.score)
 
 
-async def gather(request: SeedRequest) -> list[SeedBatch]:
+async def gather(request: SeedRequest, along: Along | None = None) -> list[SeedBatch]:
     """Every source's batch, in rank order, from ONE statement: a column per source that
     has a query, holding its rows as JSON (the seed stage's only round trip, once the
-    owner's common words are cached)."""
+    owner's common words are cached); ``along``, a later stage's query, rides in it."""
     planned = [await source.query(request) for source in SOURCES]
-    queries = [(n, query) for n, query in enumerate(planned) if isinstance(query, SeedQuery)]
+    queries: list[tuple[str, SeedQuery | Along]] = [
+        (f"s{n}", query) for n, query in enumerate(planned) if isinstance(query, SeedQuery)
+    ]
+    if along is not None and queries:
+        queries.append(("along", along))
     if len(queries) <= 1:
         return [await run_alone(request.session, query) for query in planned]
     parts: list[tuple[str, str]] = []
     params: dict[str, Any] = {}
-    for n, query in queries:
-        sql, named = namespaced(query, f"s{n}_")
-        parts.append((f"s{n}", sql))
+    for name, query in queries:
+        sql, named = namespaced(query, f"{name}_")
+        parts.append((name, sql))
         params |= named
-    row = (await request.session.execute(_statement(tuple(parts)), params)).one()
-    found = dict(zip((n for n, _ in queries), row, strict=True))
+    (row,) = await _statement(tuple(parts)).fetch(request.session, params)
+    if along is not None and queries[-1][1] is along:
+        along.read(row["along"])
     return [
-        query.read(_with_ids(found[n], query.ids)) if isinstance(query, SeedQuery) else query
+        query.read(_with_ids(row[f"s{n}"], query.ids)) if isinstance(query, SeedQuery) else query
         for n, query in enumerate(planned)
     ]
 
 
 @functools.lru_cache(maxsize=1024)
-def _statement(parts: tuple[tuple[str, str], ...]) -> TextualSelect:
+def _statement(parts: tuple[tuple[str, str], ...]) -> DriverQuery:
     """The seed stage's statement: a column per (name, query), the query's rows as JSON.
-    Parsed once per text (``text()`` scans it for parameters): an agent's sources make the
-    same text in every assembly."""
+    Parsed and compiled once per text (``text()`` scans it for parameters): an agent's
+    sources make the same text in every assembly."""
     columns = ", ".join(
         f"(SELECT coalesce(json_agg(q), CAST('[]' AS json)) FROM ({sql}) AS q) AS {name}"
         for name, sql in parts
     )
-    return text(f"SELECT {columns}").columns(**{name: JSON for name, _ in parts})
+    return DriverQuery(text(f"SELECT {columns}").columns(**{name: JSON for name, _ in parts}))
 
 
 def _with_ids(rows: Rows, ids: tuple[str, ...]) -> Rows:
@@ -106,6 +112,7 @@ __all__ = [
     "NAMES",
     "RANK",
     "SOURCES",
+    "Along",
     "SeedBatch",
     "SeedCost",
     "SeedQuery",

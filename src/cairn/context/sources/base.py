@@ -89,6 +89,17 @@ class SeedQuery:
     ids: tuple[str, ...] = ("id",)
 
 
+@dataclass(frozen=True, slots=True)
+class Along:
+    """A later stage's query sent in the seed stage's statement, to save its round trip:
+    its rows, as JSON, go to ``read`` (it is not sent when the seed stage sends no
+    statement of its own, and then ``read`` is not called)."""
+
+    sql: str
+    params: Mapping[str, Any]
+    read: Callable[[Rows], None]
+
+
 class SeedSourceKind(Protocol):
     """One seed source. ``name`` is what seeds, explanations and agent definitions call it.
     ``query``: its seeds as a query, or the batch itself when it needs none."""
@@ -116,7 +127,7 @@ async def run_alone(session: AsyncSession, query: SeedQuery | SeedBatch) -> Seed
 _PARAMETER = TextClause._bind_params_regex
 
 
-def namespaced(query: SeedQuery, prefix: str) -> tuple[str, dict[str, Any]]:
+def namespaced(query: SeedQuery | Along, prefix: str) -> tuple[str, dict[str, Any]]:
     """The query's SQL and parameters with every parameter name prefixed, so that several
     queries share one statement without their parameters colliding."""
     params = {f"{prefix}{name}": value for name, value in query.params.items()}

@@ -1,0 +1,28 @@
+"""The batch operations of the LRU map leave it as the same operations one by one do: the
+same values found, the same entries kept, in the same order of use."""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from cairn.transforms.cache import LRU
+
+PAIRS = st.lists(st.tuples(st.integers(0, 12), st.integers()), max_size=8)
+
+
+@given(size=st.integers(1, 8), batches=st.lists(st.tuples(st.booleans(), PAIRS), max_size=12))
+def test_batches_act_as_their_operations_one_by_one(
+    size: int, batches: list[tuple[bool, list[tuple[int, int]]]]
+) -> None:
+    """Each batch a ``get_many`` of its keys or a ``put_many`` of its pairs."""
+    one_by_one: LRU[int, int] = LRU(size)
+    batched: LRU[int, int] = LRU(size)
+    for putting, pairs in batches:
+        if putting:
+            for key, value in pairs:
+                one_by_one.put(key, value)
+            batched.put_many(pairs)
+        else:
+            keys = [key for key, _ in pairs]
+            assert batched.get_many(keys) == [one_by_one.get(key) for key in keys]
+        assert list(batched._items.items()) == list(one_by_one._items.items())
