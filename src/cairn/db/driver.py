@@ -3,8 +3,8 @@ SQLAlchemy's execution and result layers.
 
 SQLAlchemy makes a ``Row`` of each record asyncpg returns, and a mapping of it on request:
 a few microseconds a row, ~0.3 ms of an assembly at 100k for the ~200 records and ~120
-blocks it reads; and each statement it sends costs ~0.1 ms of Python of its own (the
-session, the connection proxy, the cursor adapter; benchmarks/results/driver.md). The
+blocks it reads; and each statement it sends costs 0.1-0.4 ms of Python of its own (the
+session, bind and result processing, the cursor adapter; benchmarks/results/driver.md). The
 statements of the assembly's hot path go to asyncpg directly, on the session's connection
 and inside its transaction, so under the same tenant scope and snapshot as everything
 around them; every other query keeps SQLAlchemy.
