@@ -11,6 +11,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
 
+from cairn.db import driver as driver_module
 from cairn.db.driver import DriverQuery
 from cairn.db.engine import tenant_session
 from cairn.db.tenants import ensure_tenant
@@ -81,3 +82,30 @@ async def test_a_session_that_has_sent_nothing_yet_goes_through_sqlalchemy(
         assert driver is not None and not driver.is_in_transaction()
         assert await _BY_IDS.fetch(session, {"ids": list(two_tenants.values())}) == []
         assert driver.is_in_transaction()
+
+
+_PID = DriverQuery(text("SELECT pg_backend_pid() AS pid"))
+
+
+async def test_each_transaction_sends_on_the_connection_it_holds(
+    app: FastAPI, two_tenants: dict[uuid.UUID, uuid.UUID]
+) -> None:
+    """The session's asyncpg connection is kept for one transaction only: after it, the
+    pool is emptied, so the next transaction holds a new connection, and the queries of
+    that transaction go to it, through the driver."""
+    resources = app.state.resources
+    owner, record = next(iter(two_tenants.items()))
+    pids = []
+    async with tenant_session(resources.session_factory, owner) as session:
+        for _ in range(2):
+            async with session.begin():
+                rows = await _BY_IDS.fetch(session, {"ids": [record]})
+                assert [row["id"] for row in rows] == [record]
+                raw = await (await session.connection()).get_raw_connection()
+                assert session.info[driver_module._HELD][1] is raw.driver_connection
+                (row,) = await _PID.fetch(session, {})
+                by_sqlalchemy = await session.execute(text("SELECT pg_backend_pid()"))
+                assert row["pid"] == by_sqlalchemy.scalar_one()
+                pids.append(row["pid"])
+            await resources.engine.dispose()  # closes the idle connections
+    assert pids[0] != pids[1]
