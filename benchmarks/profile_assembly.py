@@ -344,6 +344,14 @@ def _count_work(builder: Any) -> dict[str, int]:
         bump("blocks_cached", len(getattr(self, "_cached", ())))
 
     render_module.ItemBlocks.__init__ = counted_init  # type: ignore[method-assign]
+    serve = getattr(render_module.ItemBlocks, "serve", None)
+    if serve is not None:  # a tree that serves stored blocks after the cache's
+
+        def counted_serve(self: Any, stored: Any) -> None:
+            serve(self, stored)
+            bump("blocks_cached", len(stored))
+
+        render_module.ItemBlocks.serve = counted_serve
     render_resolved = builder.transforms.render_resolved
 
     async def counted_render(records: Any, definitions: Any) -> Any:

@@ -125,15 +125,32 @@ class ItemBlocks:
             found = cache.get_many([key for _, key in keyed])
             for (record_id, _), known in zip(keyed, found, strict=True):
                 if known is not None:
-                    self._texts[record_id], tokens, line_tokens = known
-                    if tokens is not None:
-                        self._tokens[record_id] = tokens
-                    if line_tokens is not None:
-                        self._line_tokens[record_id] = line_tokens
-                    self._cached.add(record_id)
+                    self._take(record_id, known)
+
+    def _take(self, record_id: UUID, known: CachedBlock) -> None:
+        self._texts[record_id], tokens, line_tokens = known
+        if tokens is not None:
+            self._tokens[record_id] = tokens
+        if line_tokens is not None:
+            self._line_tokens[record_id] = line_tokens
+        self._cached.add(record_id)
+
+    def serve(self, stored: Mapping[UUID, CachedBlock]) -> None:
+        """Take these records' stored blocks (context.block_store) as cached ones, and keep
+        them in the cache for later assemblies."""
+        for record_id, known in stored.items():
+            self._take(record_id, known)
+        if self._cache is not None:
+            keys = self._keys
+            self._cache.put_many(
+                (keys[record_id], known)
+                for record_id, known in stored.items()
+                if keys.get(record_id) is not None
+            )
 
     def cached(self, record_id: UUID) -> bool:
-        """Whether the record's block came from the cache (it needs no rendering)."""
+        """Whether the record's block came from the cache or the store (it needs no
+        rendering)."""
         return record_id in self._cached
 
     def text(self, record: Record) -> str:

@@ -247,19 +247,17 @@ class ContextBuilder:
             )
             if hints is not None and record.version is not None:
                 storable[record.id] = (record.version, hints)
-        encoding = self.counter.encoding_name
-        known = self.blocks.get_many([keys[record_id] for record_id in storable])
-        stored: dict[uuid.UUID, tuple[int, bytes]] = {
-            record_id: (version, digest_of(encoding, hints))
-            for (record_id, (version, hints)), block in zip(storable.items(), known, strict=True)
-            if block is None
-        }
-        loaded = await load_blocks(session, stored)
-        self.blocks.put_many((keys[record_id], block) for record_id, block in loaded.items())
         texts: dict[uuid.UUID, str] = {}
         blocks = ItemBlocks(
             lambda record: texts.get(record.id, ""), self.counter, cache=self.blocks, keys=keys
         )
+        encoding = self.counter.encoding_name
+        stored = {
+            record_id: (version, digest_of(encoding, hints))
+            for record_id, (version, hints) in storable.items()
+            if not blocks.cached(record_id)
+        }
+        blocks.serve(await load_blocks(session, stored))
         missing = [rows[record.id] for record in records if not blocks.cached(record.id)]
         views = await self.transforms.render_resolved(missing, definitions)
         for row, view in zip(missing, views, strict=True):

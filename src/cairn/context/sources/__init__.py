@@ -66,8 +66,9 @@ async def gather(request: SeedRequest, along: Along | None = None) -> list[SeedB
     queries: list[tuple[str, SeedQuery | Along]] = [
         (f"s{n}", query) for n, query in enumerate(planned) if isinstance(query, SeedQuery)
     ]
-    if along is not None and queries:
-        queries.append(("along", along))
+    riding = along if queries else None  # with no statement of its own, nothing to ride
+    if riding is not None:
+        queries.append(("along", riding))
     if len(queries) <= 1:
         return [await run_alone(request.session, query) for query in planned]
     parts: list[tuple[str, str]] = []
@@ -77,8 +78,8 @@ async def gather(request: SeedRequest, along: Along | None = None) -> list[SeedB
         parts.append((name, sql))
         params |= named
     (row,) = await _statement(tuple(parts)).fetch(request.session, params)
-    if along is not None and queries[-1][1] is along:
-        along.read(row["along"])
+    if riding is not None:
+        riding.read(row["along"])
     return [
         query.read(_with_ids(row[f"s{n}"], query.ids)) if isinstance(query, SeedQuery) else query
         for n, query in enumerate(planned)
