@@ -118,3 +118,26 @@ async def test_one_relay_leads_and_wakes_on_commit(dsn: str) -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_wake_up_as_the_relay_is_cancelled_still_stops_it(
+    dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On Python 3.11 ``asyncio.wait_for`` loses a cancellation that comes in the loop
+    iteration its event is set in: a relay waiting that way ran on after its process's
+    shutdown cancelled it, and the shutdown, awaiting it, never ended."""
+    relay = OutboxRelay(dsn, InMemoryBroker, EventSettings(relay_poll_s=30))
+    task = asyncio.create_task(relay.run())
+    try:
+        for _ in range(200):
+            if relay.leading:
+                break
+            await asyncio.sleep(0.02)
+        assert relay.leading
+        await asyncio.sleep(0.2)  # past its first batch: waiting for a NOTIFY
+        relay._wake.set()
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=5)
+        assert done and task.cancelled()
+    finally:
+        task.cancel()

@@ -61,6 +61,7 @@ from cairn.secrets.crypto import Keyring
 from cairn.stream import endpoints as stream
 from cairn.stream.asgi import ServerSend
 from cairn.stream.feed import EventFeed
+from cairn.tasks import stop_tasks
 from cairn.transforms import Transforms
 from cairn.webhooks import endpoints as webhooks
 
@@ -233,16 +234,9 @@ async def _open_system(settings: Settings, *, migrate: bool) -> AsyncEngine:
 async def _close(resources: Resources, *, owns_embedder: bool) -> None:
     if resources.contexts.assembly_log is not None:  # the answers' log entries still queued
         with suppress(TimeoutError):
-            await asyncio.wait_for(resources.contexts.assembly_log.flush(), LOG_FLUSH_S)
-    for task in resources.background:
-        task.cancel()
-    for task in resources.background:
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
-        except Exception:  # cancelled mid-query, a driver may raise its own error instead
-            log.warning("%s failed while stopping", task.get_name(), exc_info=True)
+            async with asyncio.timeout(LOG_FLUSH_S):
+                await resources.contexts.assembly_log.flush()
+    await stop_tasks(resources.background)
     if resources.feed is not None:
         await resources.feed.close()
     if resources.nats is not None:

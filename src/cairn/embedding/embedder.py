@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import re
@@ -18,6 +17,7 @@ from prometheus_client import Counter, Histogram
 
 from cairn.embedding.spans import Span, SpanFn, word_spans
 from cairn.embedding.types import EMBEDDING_DIM
+from cairn.tasks import stop_task, wait_set
 
 logger = logging.getLogger(__name__)
 
@@ -109,9 +109,7 @@ class BatchingEmbedder:
             return
         self._closed = True
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop_task(self._task)
         _fail(list(self._pending), RuntimeError("embedder is closed"))
         self._pending.clear()
         # Waits for an encode still running in the thread, without blocking the loop.
@@ -148,8 +146,7 @@ class BatchingEmbedder:
             if remaining <= 0:
                 break
             self._wakeup.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), remaining)
+            await wait_set(self._wakeup, remaining)
         size = min(self._max_batch, len(self._pending))
         return [self._pending.popleft() for _ in range(size)]
 

@@ -41,6 +41,7 @@ from cairn.events.nats_client import NatsHolder
 from cairn.events.outcomes import PoisonMessage, RetryLater, is_outage
 from cairn.events.payloads import STREAM_NAME, STREAM_SUBJECTS
 from cairn.events.stream_setup import ensure_stream
+from cairn.tasks import stop_tasks, wait_set
 
 log = logging.getLogger(__name__)
 
@@ -101,17 +102,14 @@ class ConsumerRunner:
                         if not self.stopping.is_set():
                             log.warning("%s interrupted (%s); resuming", self.spec.durable, error)
                 else:  # not connected yet: bind the moment the process's NATS is ready
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.holder.ready.wait(), delay)
+                    await wait_set(self.holder.ready, delay)
                     if self.holder.jetstream() is not None:
                         continue
                 await self._sleep_unless_stopping(delay)
                 delay = min(delay * 2, MAX_BACKOFF_S)
             await self._drain()
         finally:
-            for task in self.in_flight:
-                task.cancel()
-            await asyncio.gather(*self.in_flight, return_exceptions=True)
+            await stop_tasks(self.in_flight)
 
     async def stop(self) -> None:
         self.stopping.set()
@@ -198,8 +196,7 @@ class ConsumerRunner:
             )
             return False
         if not self.healthy.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.healthy.wait(), FETCH_TIMEOUT_S)
+            await wait_set(self.healthy, FETCH_TIMEOUT_S)
             return False
         return True
 
@@ -351,9 +348,7 @@ class ConsumerRunner:
 
     async def _sleep_unless_stopping(self, seconds: float) -> bool:
         """Sleep; True if the runner was told to stop meanwhile (returns at once then)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.stopping.wait(), seconds)
-        return self.stopping.is_set()
+        return await wait_set(self.stopping, seconds)
 
 
 def database_runner(

@@ -21,6 +21,7 @@ from prometheus_client import Counter, Gauge
 
 from cairn.config import EventSettings
 from cairn.events.broker import Broker
+from cairn.tasks import wait_set
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +72,7 @@ class OutboxRelay:
             while await self.relay_batch(connection) == self.settings.relay_batch:
                 pass  # a full batch: more may be waiting
             await self._cleanup(connection)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.relay_poll_s)
+            await wait_set(self._wake, self.settings.relay_poll_s)
 
     async def relay_batch(self, connection: asyncpg.Connection) -> int:
         """Publish up to one batch of pending rows in order; returns how many went out."""

@@ -33,6 +33,7 @@ from cairn.embedding import Embedder
 from cairn.reindex import jobs
 from cairn.reindex.jobs import Job, Tally
 from cairn.reindex.record import Outcome, Prepared, Recompute, reindex_record
+from cairn.tasks import stop_task
 from cairn.transforms import Transforms
 
 log = logging.getLogger(__name__)
@@ -161,9 +162,7 @@ class Reindexer:
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await stop_task(task)
 
 
 def _count(tally: Tally, outcome: Outcome) -> None:

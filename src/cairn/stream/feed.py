@@ -28,6 +28,7 @@ from cairn.events.nats_client import NatsHolder
 from cairn.events.payloads import STREAM_NAME, STREAM_SUBJECTS
 from cairn.events.selectors import Selector
 from cairn.stream.paths import Framing, connection_frame, path_frame
+from cairn.tasks import stop_task
 
 log = logging.getLogger(__name__)
 
@@ -165,9 +166,7 @@ class EventFeed(Fanout):
     async def close(self) -> None:
         self._closed = True
         if self._restart is not None:
-            self._restart.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._restart
+            await stop_task(self._restart)
         await self._unsubscribe()
 
     async def _subscribe(self) -> None:

@@ -19,7 +19,6 @@ event seen both ways goes out once, and in order.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import uuid
@@ -37,6 +36,7 @@ from cairn.stream.eager import Remainder
 from cairn.stream.feed import Fanout, release
 from cairn.stream.frames import CONNECTED, RECONNECT, frame_bytes
 from cairn.stream.paths import Framing, connection_frame, path_frame
+from cairn.tasks import stop_tasks
 
 log = logging.getLogger(__name__)
 
@@ -197,10 +197,7 @@ class SseConnection:
         """Leave the feed, stop the replay, give the caller's slot back (once)."""
         self._leave()
         self._give_back_slot()
-        for task in [task for task in self._tasks if task.get_name() == "sse-replay"]:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_tasks(task for task in self._tasks if task.get_name() == "sse-replay")
         await self._release_replay()
 
     async def _join(self) -> None:

@@ -21,6 +21,7 @@ from cairn.events.messages import ConsumerSpec
 from cairn.events.nats_client import NatsHolder
 from cairn.paths.summariser import Summariser, path_summariser
 from cairn.runtime.heap import settle
+from cairn.tasks import stop_task
 from cairn.transforms import Transforms
 from cairn.worker.handlers import Handlers
 
@@ -66,10 +67,10 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         consuming = asyncio.create_task(consumer.run(), name="worker-consumer")
         await _until(stop, consuming)
         await consumer.stop()
-        try:
-            await asyncio.wait_for(consuming, DRAIN_TIMEOUT_S)
-        except TimeoutError:
+        done, _ = await asyncio.wait({consuming}, timeout=DRAIN_TIMEOUT_S)
+        if not done:
             log.warning("worker did not drain in %.0f s; unacked events come back", DRAIN_TIMEOUT_S)
+            await stop_task(consuming)
         log.info("worker stopped")
     finally:
         if metrics is not None:
