@@ -4,9 +4,11 @@ served in-process over httpx."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -37,6 +39,7 @@ from cairn.events.payloads import STREAM_NAME
 from cairn.logging import StderrHandler
 from cairn.runtime import EmbeddedNats, EmbeddedPostgres
 from cairn.secrets.crypto import new_kek
+from cairn.tasks import stop_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 # Fast webhook retries, and no webhook cache, so that a webhook registered by a test is used
@@ -54,6 +57,19 @@ TEST_EVENTS = EventSettings(
 class Services:
     postgres: EmbeddedPostgres
     nats: EmbeddedNats
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def _leftover_tasks() -> AsyncIterator[None]:
+    """Torn down after every other session fixture: the tasks the session left on its loop
+    are stopped here, within a bound, and any that will not stop is named with its stack
+    (closing the loop would wait for it without end, silently)."""
+    yield
+    current = asyncio.current_task()
+    leftover = [task for task in asyncio.all_tasks() if task is not current]
+    for task in await stop_tasks(leftover):
+        print(f"task {task.get_name()} ignores its cancellation:", file=sys.stderr)
+        task.print_stack(file=sys.stderr)
 
 
 @pytest.fixture(autouse=True)
