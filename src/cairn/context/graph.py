@@ -206,7 +206,7 @@ async def load_graph(
     if walk is None:
         params = {"owner": owner_id, "ids": list(reached), "quiet": quiet}
         found = await session.execute(_EDGES, params)
-        edges = tuple(
+        edges: Sequence[Edge] = tuple(
             Edge(a, b, _EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in found.all()
         )  # both ends are in `reached`: the query asks for exactly those
     else:

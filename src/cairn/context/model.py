@@ -6,11 +6,16 @@ into a ``Selection`` (pathfinder), a ``Rendered`` text (render) and an explanati
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
-from typing import Any, NamedTuple
+from itertools import repeat
+from typing import Any, NamedTuple, overload
 from uuid import UUID
+
+import numpy as np
+from numpy.typing import NDArray
 
 SESSION_PREFIX = "session:"
 
@@ -78,13 +83,64 @@ class Edge(NamedTuple):
     weight: float = 1.0
 
 
+_EDGE_TYPES = {kind.value: kind for kind in EdgeType}
+
+
+class EdgeColumns(Sequence[Edge]):
+    """Edges as arrays, the form the in-memory walk finds them in: edge ``i`` runs from
+    ``ids[near[i]]`` to ``ids[far[i]]``, its type's value is ``kind[i]`` and its weight
+    ``weight[i]``. The pathfinder and the neighbour support read the arrays (~1,000 edges
+    among an assembly's ~200 records); iterating makes the ``Edge``s, once."""
+
+    __slots__ = ("_edges", "far", "ids", "kind", "near", "weight")
+
+    def __init__(
+        self,
+        ids: Sequence[UUID],
+        near: NDArray[np.intp],
+        far: NDArray[np.intp],
+        kind: NDArray[np.int8],
+        weight: NDArray[np.float32],
+    ) -> None:
+        self.ids, self.near, self.far, self.kind, self.weight = ids, near, far, kind, weight
+        self._edges: tuple[Edge, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.near)
+
+    @overload
+    def __getitem__(self, index: int) -> Edge: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Edge, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Edge | tuple[Edge, ...]:
+        return self.edges()[index]
+
+    def __iter__(self) -> Iterator[Edge]:
+        return iter(self.edges())
+
+    def edges(self) -> tuple[Edge, ...]:
+        if self._edges is None:
+            # Made in C loops (map, tuple.__new__), not by the named tuple's Python
+            # constructor; the ends are the ids given, not new UUIDs.
+            name = self.ids.__getitem__
+            columns = zip(
+                map(name, self.near.tolist()), map(name, self.far.tolist()),
+                map(_EDGE_TYPES.__getitem__, self.kind.tolist()), self.weight.tolist(),
+                strict=True,
+            )  # fmt: skip
+            self._edges = tuple(map(tuple.__new__, repeat(Edge), columns))
+        return self._edges
+
+
 @dataclass(frozen=True, slots=True)
 class Graph:
     """The loaded neighbourhood of the seeds. Edges whose far end is not in ``records`` are
     kept but never walked (the record is not loaded, so it cannot be rendered)."""
 
     records: dict[UUID, Record]
-    edges: tuple[Edge, ...] = ()
+    edges: Sequence[Edge] = ()  # a tuple, or the in-memory walk's EdgeColumns
     # Records the walk reached but left out: their domain is isolated from the trigger's.
     isolated: tuple[UUID, ...] = ()
     _adjacency: dict[UUID, list[tuple[UUID, Edge]]] | None = field(

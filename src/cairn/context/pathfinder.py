@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 from uuid import UUID
 
+import numpy as np
+
 from cairn.context import sources
 from cairn.context.model import (
     TRIGGER_SOURCE,
     Dropped,
     DropReason,
     Edge,
+    EdgeColumns,
     EdgeType,
     Graph,
     Seed,
@@ -133,19 +136,45 @@ class _Search:
         self.ids = [record.id for record in ordered]
         self.index = {record_id.int: n for n, record_id in enumerate(self.ids)}
         self.adjacency: list[list[tuple[int, int]]] = [[] for _ in self.ids]
+        if isinstance(graph.edges, EdgeColumns):
+            self._link_columns(graph.edges, costs)
+        else:
+            self._link(graph.edges, costs)
+        self.best: list[float] = [float("inf")] * len(self.ids)
+        self.settled = [False] * len(self.ids)
+        self.heap: list[_Entry] = []
+
+    def _link(self, edges: Iterable[Edge], costs: CostModel) -> None:
         at, adjacency = self.index.get, self.adjacency
         semantic = EdgeType.semantic
         fixed = {kind: _units(costs.type_cost(kind)) for kind in EdgeType if kind != semantic}
-        for edge in graph.edges:
+        for edge in edges:
             a, b = at(edge.from_id.int), at(edge.to_id.int)
             if a is not None and b is not None and a != b:
                 kind = edge.edge_type
                 step = _units(costs.edge_cost(edge)) if kind is semantic else fixed[kind]
                 adjacency[a].append((b, step))
                 adjacency[b].append((a, step))
-        self.best: list[float] = [float("inf")] * len(self.ids)
-        self.settled = [False] * len(self.ids)
-        self.heap: list[_Entry] = []
+
+    def _link_columns(self, edges: EdgeColumns, costs: CostModel) -> None:
+        """:meth:`_link` over arrays: each end renumbered once per record, not once per
+        edge, and the steps costed with the same float operations (``fmax``/``fmin`` as
+        ``max``/``min``, ``rint`` as ``round``: half to even), so in the same units."""
+        at = self.index.get
+        where = np.fromiter((at(i.int, -1) for i in edges.ids), np.intp, len(edges.ids))
+        a, b = where[edges.near], where[edges.far]
+        linked = (a >= 0) & (b >= 0) & (a != b)
+        kind = edges.kind[linked]
+        fixed = np.zeros(max(EdgeType) + 1)  # by the type's value
+        for k in EdgeType:
+            fixed[k] = 0.0 if k is EdgeType.semantic else costs.type_cost(k)
+        distance = np.fmin(1.0, np.fmax(0.0, 1.0 - edges.weight[linked].astype(np.float64)))
+        cost = np.where(kind == EdgeType.semantic, costs.semantic + distance, fixed[kind])
+        steps = np.rint(cost * _SCALE).astype(np.int64)
+        adjacency = self.adjacency
+        for x, y, step in zip(a[linked].tolist(), b[linked].tolist(), steps.tolist(), strict=True):
+            adjacency[x].append((y, step))
+            adjacency[y].append((x, step))
 
     def push_seed(self, seed: Seed, cost: float) -> None:
         node = self.index[seed.record_id.int]

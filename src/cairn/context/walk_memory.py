@@ -12,18 +12,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cairn.context.adjacency import Adjacency, Lists
-from cairn.context.model import Edge, EdgeType
+from cairn.context.model import EdgeColumns, EdgeType
 from cairn.context.pathfinder import CostModel
 
 TEMPORAL = EdgeType.temporal.value
-_EDGE_TYPES = {kind.value: kind for kind in EdgeType}
 Nodes = NDArray[np.integer[Any]]
 
 
@@ -163,7 +161,7 @@ def plain_walk(walk: Walk, seeds: Collection[uuid.UUID], radius: int) -> set[uui
 
 def edges_among(
     adjacency: Adjacency, ids: Iterable[uuid.UUID], quiet: uuid.UUID | None
-) -> tuple[Edge, ...]:
+) -> EdgeColumns:
     """Every edge with both ends in ``ids``, but the ``quiet`` record's temporal ones."""
     given = list(ids)
     found = adjacency.nodes(given)
@@ -176,13 +174,8 @@ def edges_among(
     q = adjacency.node(quiet) if quiet is not None else None
     if q is not None:
         keep &= (kind != TEMPORAL) | ((far != q) & (near != q))
-    # A thousand edges an assembly: made in C loops (map, tuple.__new__), not a generator
-    # calling the named tuple's Python constructor for each.
-    # The ends are among the ids given: their own objects, not new UUIDs.
-    name = dict(zip(found.tolist(), given, strict=True)).__getitem__
-    edge_type = _EDGE_TYPES.__getitem__
-    columns = zip(
-        map(name, near[keep].tolist()), map(name, far[keep].tolist()),
-        map(edge_type, kind[keep].tolist()), weight[keep].tolist(), strict=True,
-    )  # fmt: skip
-    return tuple(map(tuple.__new__, repeat(Edge), columns))
+    # Each end's place in ``given``: both ends are among the nodes found.
+    order = np.argsort(found, kind="stable")
+    place = order[np.searchsorted(found, near[keep], sorter=order)]
+    far_place = order[np.searchsorted(found, far[keep], sorter=order)]
+    return EdgeColumns(given, place, far_place, kind[keep], weight[keep])
