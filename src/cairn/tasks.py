@@ -31,12 +31,15 @@ async def wait_set(event: asyncio.Event, timeout_s: float) -> bool:
 
 
 async def stop_tasks(
-    tasks: Iterable[asyncio.Task[Any]], *, grace_s: float = STOP_GRACE_S
+    tasks: Iterable[asyncio.Task[Any]],
+    *,
+    grace_s: float = STOP_GRACE_S,
+    failures: int = logging.WARNING,
 ) -> list[asyncio.Task[Any]]:
     """Cancel ``tasks`` and wait (at most ``grace_s``) for them to end; returns the ones
     still running then, each logged as an error. A task that failed while stopping is
-    logged too (cancelled mid-query, a driver may raise its own error instead). A
-    cancellation of the caller meanwhile goes on to the caller."""
+    logged at level ``failures`` (cancelled mid-query, a driver may raise its own error
+    instead). A cancellation of the caller meanwhile goes on to the caller."""
     tasks = [task for task in tasks if not task.done()]
     for task in tasks:
         task.cancel()
@@ -45,7 +48,8 @@ async def stop_tasks(
     done, running = await asyncio.wait(tasks, timeout=grace_s)
     for task in done:
         if not task.cancelled() and task.exception() is not None:
-            log.warning("%s failed while stopping", task.get_name(), exc_info=task.exception())
+            error = task.exception()
+            log.log(failures, "%s failed while stopping", task.get_name(), exc_info=error)
     for task in running:
         log.error(
             "%s did not stop within %.0f s of its cancellation; left running",

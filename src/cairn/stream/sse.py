@@ -197,7 +197,8 @@ class SseConnection:
         """Leave the feed, stop the replay, give the caller's slot back (once)."""
         self._leave()
         self._give_back_slot()
-        await stop_tasks(task for task in self._tasks if task.get_name() == "sse-replay")
+        replays = [task for task in self._tasks if task.get_name() == "sse-replay"]
+        await stop_tasks(replays, failures=logging.DEBUG)  # a client left mid-replay
         await self._release_replay()
 
     async def _join(self) -> None:
