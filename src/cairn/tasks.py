@@ -47,8 +47,8 @@ async def stop_tasks(
         return []
     done, running = await asyncio.wait(tasks, timeout=grace_s)
     for task in done:
-        if not task.cancelled() and task.exception() is not None:
-            error = task.exception()
+        error = None if task.cancelled() else task.exception()
+        if error is not None:
             log.log(failures, "%s failed while stopping", task.get_name(), exc_info=error)
     for task in running:
         log.error(

@@ -1,5 +1,5 @@
-"""The in-memory walk's edges held as arrays (``EdgeColumns``) select, cost and support
-exactly as the same edges as ``Edge`` tuples do."""
+"""Edges held as arrays (``EdgeColumns``: the in-memory walk's own, or made from ``Edge``
+tuples by ``Graph``) select, cost and support exactly as the tuples they make say."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.context.helpers import record, rid
 
 from cairn.context import DEFAULT_COSTS, EdgeType, Graph, Seed, select_within_budget
 from cairn.context.model import EdgeColumns
-from cairn.context.pathfinder import _Search
+from cairn.context.pathfinder import _Search, _units
 from cairn.context.support import with_neighbour_support
 
 # Weights as the adjacency stores them (float32), the edges of a clip included.
@@ -39,12 +39,29 @@ def _case(rng: random.Random, n: int) -> tuple[Graph, Graph, list[Seed]]:
     return Graph(records, columns), Graph(records, tuple(columns)), seeds
 
 
+def _linked_edge_by_edge(graph: Graph) -> list[list[tuple[int, int]]]:
+    """The search's links made one ``Edge`` at a time with ``CostModel.edge_cost`` and
+    Python's ``round``: the reference the arrays' costing must match to the unit."""
+    search = _Search(Graph(graph.records), DEFAULT_COSTS)  # the numbering, no links
+    at = search.index.get
+    for edge in graph.edges:
+        a, b = at(edge.from_id.int), at(edge.to_id.int)
+        if a is not None and b is not None and a != b:
+            step = _units(DEFAULT_COSTS.edge_cost(edge))
+            search.adjacency[a].append((b, step))
+            search.adjacency[b].append((a, step))
+    return search.adjacency
+
+
 @settings(max_examples=120, deadline=None)
 @given(seed=st.integers(0, 100_000), n=st.integers(1, 40))
 def test_arrays_and_tuples_link_the_same_steps(seed: int, n: int) -> None:
     held, made = _case(random.Random(seed), n)[:2]
-    assert isinstance(held.edges, EdgeColumns) and isinstance(made.edges, tuple)
-    assert _Search(held, DEFAULT_COSTS).adjacency == _Search(made, DEFAULT_COSTS).adjacency
+    assert isinstance(held.edges, EdgeColumns) and isinstance(made.edges, EdgeColumns)
+    assert tuple(made.edges) == tuple(held.edges)  # made from the tuples, given back
+    reference = _linked_edge_by_edge(held)
+    assert _Search(held, DEFAULT_COSTS).adjacency == reference
+    assert _Search(made, DEFAULT_COSTS).adjacency == reference
 
 
 @settings(max_examples=80, deadline=None)

@@ -37,7 +37,7 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from cairn.context.graph_memory import GraphMemory
-from cairn.context.model import SESSION_PREFIX, Edge, EdgeType, Graph, Record
+from cairn.context.model import EDGE_TYPES, SESSION_PREFIX, Edge, Graph, Record
 from cairn.context.pathfinder import DEFAULT_COSTS, CostModel
 from cairn.context.records import (
     RecordCache,
@@ -143,8 +143,6 @@ def hop_query(costs: CostModel, isolating: bool = False, scoped: bool = False) -
     )
 
 
-_EDGE_TYPES = {kind.value: kind for kind in EdgeType}
-
 _EDGES = text(
     "SELECT from_id, to_id, edge_type, weight FROM breadcrumb_edges"
     " WHERE owner_id = :owner AND from_id = ANY(:ids) AND to_id = ANY(:ids)"
@@ -207,7 +205,7 @@ async def load_graph(
         params = {"owner": owner_id, "ids": list(reached), "quiet": quiet}
         found = await session.execute(_EDGES, params)
         edges: Sequence[Edge] = tuple(
-            Edge(a, b, _EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in found.all()
+            Edge(a, b, EDGE_TYPES[kind], float(weight)) for a, b, kind, weight in found.all()
         )  # both ends are in `reached`: the query asks for exactly those
     else:
         edges = edges_among(walk.adjacency, reached, quiet)

@@ -6,7 +6,7 @@ into a ``Selection`` (pathfinder), a ``Rendered`` text (render) and an explanati
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
@@ -83,7 +83,7 @@ class Edge(NamedTuple):
     weight: float = 1.0
 
 
-_EDGE_TYPES = {kind.value: kind for kind in EdgeType}
+EDGE_TYPES = {kind.value: kind for kind in EdgeType}
 
 
 class EdgeColumns(Sequence[Edge]):
@@ -100,10 +100,33 @@ class EdgeColumns(Sequence[Edge]):
         near: NDArray[np.intp],
         far: NDArray[np.intp],
         kind: NDArray[np.int8],
-        weight: NDArray[np.float32],
+        weight: NDArray[np.floating[Any]],
     ) -> None:
         self.ids, self.near, self.far, self.kind, self.weight = ids, near, far, kind, weight
         self._edges: tuple[Edge, ...] | None = None
+
+    @classmethod
+    def of(cls, edges: Iterable[Edge]) -> EdgeColumns:
+        """The arrays of these edges (an edge read by SQL, or written by hand); iterating
+        gives the same tuples back."""
+        made = tuple(edges)
+        place: dict[UUID, int] = {}
+        near = [place.setdefault(edge.from_id, len(place)) for edge in made]
+        far = [place.setdefault(edge.to_id, len(place)) for edge in made]
+        columns = cls(
+            list(place), np.array(near, np.intp), np.array(far, np.intp),
+            np.array([edge.edge_type for edge in made], np.int8),
+            np.array([edge.weight for edge in made], np.float64),
+        )  # fmt: skip
+        columns._edges = made
+        return columns
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EdgeColumns):
+            return NotImplemented
+        return self.edges() == other.edges()
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __len__(self) -> int:
         return len(self.near)
@@ -127,7 +150,7 @@ class EdgeColumns(Sequence[Edge]):
             name = self.ids.__getitem__
             columns = zip(
                 map(name, self.near.tolist()), map(name, self.far.tolist()),
-                map(_EDGE_TYPES.__getitem__, self.kind.tolist()), self.weight.tolist(),
+                map(EDGE_TYPES.__getitem__, self.kind.tolist()), self.weight.tolist(),
                 strict=True,
             )  # fmt: skip
             self._edges = tuple(map(tuple.__new__, repeat(Edge), columns))
@@ -140,12 +163,22 @@ class Graph:
     kept but never walked (the record is not loaded, so it cannot be rendered)."""
 
     records: dict[UUID, Record]
-    edges: Sequence[Edge] = ()  # a tuple, or the in-memory walk's EdgeColumns
+    edges: Sequence[Edge] = ()  # held as EdgeColumns (other edges given are made into them)
     # Records the walk reached but left out: their domain is isolated from the trigger's.
     isolated: tuple[UUID, ...] = ()
     _adjacency: dict[UUID, list[tuple[UUID, Edge]]] | None = field(
         init=False, repr=False, compare=False, default=None
     )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.edges, EdgeColumns):
+            object.__setattr__(self, "edges", EdgeColumns.of(self.edges))
+
+    @property
+    def columns(self) -> EdgeColumns:
+        """The edges as arrays (always: see ``__post_init__``)."""
+        assert isinstance(self.edges, EdgeColumns)
+        return self.edges
 
     def neighbours(self, record_id: UUID) -> list[tuple[UUID, Edge]]:
         """Every loaded record one edge away, over outgoing and incoming edges alike."""

@@ -136,29 +136,15 @@ class _Search:
         self.ids = [record.id for record in ordered]
         self.index = {record_id.int: n for n, record_id in enumerate(self.ids)}
         self.adjacency: list[list[tuple[int, int]]] = [[] for _ in self.ids]
-        if isinstance(graph.edges, EdgeColumns):
-            self._link_columns(graph.edges, costs)
-        else:
-            self._link(graph.edges, costs)
+        self._link(graph.columns, costs)
         self.best: list[float] = [float("inf")] * len(self.ids)
         self.settled = [False] * len(self.ids)
         self.heap: list[_Entry] = []
 
-    def _link(self, edges: Iterable[Edge], costs: CostModel) -> None:
-        at, adjacency = self.index.get, self.adjacency
-        semantic = EdgeType.semantic
-        fixed = {kind: _units(costs.type_cost(kind)) for kind in EdgeType if kind != semantic}
-        for edge in edges:
-            a, b = at(edge.from_id.int), at(edge.to_id.int)
-            if a is not None and b is not None and a != b:
-                kind = edge.edge_type
-                step = _units(costs.edge_cost(edge)) if kind is semantic else fixed[kind]
-                adjacency[a].append((b, step))
-                adjacency[b].append((a, step))
-
-    def _link_columns(self, edges: EdgeColumns, costs: CostModel) -> None:
-        """:meth:`_link` over arrays: each end renumbered once per record, not once per
-        edge, and the steps costed with the same float operations (``fmax``/``fmin`` as
+    def _link(self, edges: EdgeColumns, costs: CostModel) -> None:
+        """Each edge between two loaded records, both ways, with its step: the ends
+        renumbered once per record, not once per edge, and the steps costed over the arrays
+        with :meth:`CostModel.edge_cost`'s float operations (``fmax``/``fmin`` as
         ``max``/``min``, ``rint`` as ``round``: half to even), so in the same units."""
         at = self.index.get
         where = np.fromiter((at(i.int, -1) for i in edges.ids), np.intp, len(edges.ids))

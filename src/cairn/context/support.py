@@ -11,10 +11,10 @@ explanation says why its cost is lower than its search score.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from uuid import UUID
 
-from cairn.context.model import Edge, EdgeColumns, EdgeType, Graph, Seed
+from cairn.context.model import EdgeColumns, EdgeType, Graph, Seed
 from cairn.context.sources.semantic import NAME as SEMANTIC
 
 
@@ -26,7 +26,7 @@ def with_neighbour_support(seeds: list[Seed], graph: Graph, weight: float) -> li
     # record → (best neighbour score, its id as an int for a tie-break that does not
     # depend on the order of the edges, the neighbour)
     best: dict[UUID, tuple[float, int, UUID]] = {}
-    for a, b in _temporal(graph.edges):
+    for a, b in _temporal(graph.columns):
         if a == b or a not in scores or b not in scores:
             continue
         for me, other in ((a, b), (b, a)):
@@ -47,15 +47,12 @@ def with_neighbour_support(seeds: list[Seed], graph: Graph, weight: float) -> li
     return supported
 
 
-def _temporal(edges: Sequence[Edge]) -> Iterator[tuple[UUID, UUID]]:
-    """The ends of the temporal edges, in order (from the arrays when the edges are held
-    as such: the ``Edge``s are not made for this)."""
-    if isinstance(edges, EdgeColumns):
-        temporal = edges.kind == EdgeType.temporal
-        name = edges.ids.__getitem__
-        return zip(
-            map(name, edges.near[temporal].tolist()),
-            map(name, edges.far[temporal].tolist()),
-            strict=True,
-        )
-    return ((e.from_id, e.to_id) for e in edges if e.edge_type is EdgeType.temporal)
+def _temporal(edges: EdgeColumns) -> Iterator[tuple[UUID, UUID]]:
+    """The ends of the temporal edges, in order, from the arrays (no ``Edge`` made)."""
+    temporal = edges.kind == EdgeType.temporal
+    name = edges.ids.__getitem__
+    return zip(
+        map(name, edges.near[temporal].tolist()),
+        map(name, edges.far[temporal].tolist()),
+        strict=True,
+    )
