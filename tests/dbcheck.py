@@ -8,6 +8,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from cairn.events.outbox import event_of
+
 TABLES = ("breadcrumbs", "breadcrumb_history", "outbox", "idempotency_keys")
 
 
@@ -22,13 +24,14 @@ async def row_counts(engine: AsyncEngine) -> dict[str, int]:
 async def outbox_events(
     engine: AsyncEngine, breadcrumb_id: str
 ) -> list[tuple[str, dict[str, Any]]]:
-    """(subject, payload) of every outbox row about one breadcrumb, oldest first."""
+    """(subject, event) of every outbox row about one breadcrumb, oldest first."""
     query = text(
-        "SELECT subject, payload FROM outbox WHERE payload->>'breadcrumb_id' = :id ORDER BY id"
+        "SELECT subject, payload, context FROM outbox WHERE payload->>'breadcrumb_id' = :id"
+        " ORDER BY id"
     )
     async with engine.connect() as connection:
         rows = (await connection.execute(query, {"id": breadcrumb_id})).all()
-    return [(row.subject, row.payload) for row in rows]
+    return [(row.subject, event_of(row.payload, row.context)) for row in rows]
 
 
 def plan_nodes(

@@ -10,6 +10,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.factories import breadcrumb
 
+from cairn.events.outbox import event_of
+
 _STORED = text(
     "SELECT b.*, h.version AS h_version, h.title AS h_title, h.tags AS h_tags,"
     " h.context AS h_context, h.checksum AS h_checksum, h.change AS h_change,"
@@ -18,7 +20,7 @@ _STORED = text(
     " AND h.version = b.version WHERE b.id = :id"
 )
 _EVENT = text(
-    "SELECT owner_id, subject, msg_id, payload FROM outbox"
+    "SELECT owner_id, subject, msg_id, payload, context FROM outbox"
     " WHERE payload->>'breadcrumb_id' = :id ORDER BY id DESC LIMIT 1"
 )
 
@@ -35,7 +37,7 @@ async def _check_last_change(db: AsyncEngine, record_id: str, change: str, **ext
     kind = "created" if change == "create" else "updated"
     assert event["subject"] == f"bc.{record_id}.{kind}"
     assert event["owner_id"] == row["owner_id"]
-    assert event["payload"] == {
+    assert event_of(event["payload"], event["context"]) == {
         "type": f"breadcrumb.{kind}",
         "event_id": str(event["msg_id"]),
         "breadcrumb_id": record_id,

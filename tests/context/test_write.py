@@ -33,6 +33,7 @@ from cairn.context.write import write_context
 from cairn.db.engine import tenant_session
 from cairn.embedding import tag_pointers
 from cairn.errors import Forbidden, InvalidInput, PayloadTooLarge
+from cairn.events.outbox import published_body
 from cairn.events.payloads import ChangeKind, change_event
 from cairn.principal import Principal, Role
 from cairn.processing.stages import CHUNKED, NOT_NEEDED_OUTCOME
@@ -347,9 +348,10 @@ def _outcomes() -> dict[str, Any]:
 async def test_what_the_relay_publishes_is_the_change_event_of_the_stored_row(
     app: FastAPI, db: AsyncEngine
 ) -> None:
-    """The one statement builds its event's payload itself; the relay publishes
-    ``payload::text``, which must be what ``change_event`` of the stored row gives (as
-    jsonb), to the byte, for a creation and for a replacement."""
+    """The one statement builds its event itself; what the relay publishes (the payload
+    with the context of its own column) must be what ``change_event`` of the stored row
+    gives, read back through jsonb as the stored context is, for a creation and for a
+    replacement."""
     key = uuid.uuid4().hex[:8]
     later = TRIGGERED + timedelta(seconds=1)
     written = [
@@ -361,7 +363,7 @@ async def test_what_the_relay_publishes_is_the_change_event_of_the_stored_row(
         stored = await _stored(db, row["id"])
         expected = change_event(kind, stored, change=change).payload
         query = text(
-            "SELECT msg_id, payload::text AS body FROM outbox"
+            "SELECT msg_id, payload::text AS payload, context::text AS context FROM outbox"
             " WHERE payload->>'breadcrumb_id' = :id ORDER BY id DESC LIMIT 1"
         )
         as_jsonb = text("SELECT CAST(CAST(:body AS text) AS jsonb)::text")
@@ -369,18 +371,20 @@ async def test_what_the_relay_publishes_is_the_change_event_of_the_stored_row(
             published = (await connection.execute(query, {"id": str(row["id"])})).one()
             expected["event_id"] = str(published.msg_id)
             reference = await connection.scalar(as_jsonb, {"body": json.dumps(expected)})
-        assert published.body == reference
+        assert "context" not in json.loads(published.payload)
+        body = published_body(published.payload, published.context)
+        assert json.loads(body) == json.loads(reference)
 
 
 async def test_a_large_context_is_compressed_only_in_its_history(
     app: FastAPI, db: AsyncEngine
 ) -> None:
-    """The outbox row is read once and deleted (revision 0024) and the record's row is
-    replaced by the next assembly (revision 0025): neither is compressed; the history's
+    """The outbox row is read once and deleted (revisions 0024, 0026) and the record's row
+    is replaced by the next assembly (revision 0025): neither is compressed; the history's
     copies, many per record, are."""
     row = await _write(app, _assembly(uuid.uuid4().hex[:8], text="many words " * 2000))
     query = text(
-        "SELECT pg_column_compression(o.payload) AS event, pg_column_compression(b.context)"
+        "SELECT pg_column_compression(o.context) AS event, pg_column_compression(b.context)"
         " AS record, pg_column_compression(h.context) AS history"
         " FROM outbox o JOIN breadcrumbs b ON b.id = :id"
         " JOIN breadcrumb_history h ON h.breadcrumb_id = :id AND h.version = b.version"

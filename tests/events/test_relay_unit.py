@@ -57,6 +57,41 @@ async def test_publishes_pending_rows_in_order_and_marks_them(dsn: str) -> None:
     await connection.close()
 
 
+async def test_an_event_with_its_context_in_its_own_column_is_published_whole(dsn: str) -> None:
+    """Revision 0026: the writes that copy a record's context keep it out of the payload;
+    the relay publishes it as the payload's "context" key, for any context jsonb holds."""
+    contexts = [
+        {"text": 'quote " backslash \\ brace } é \u2028', "n": [1, 2.5, None, True]},
+        {"explain": {"dropped": [{"record_id": "x", "tokens": 43}] * 3}, "": {}},
+        [],
+        "a string",
+        0,
+        None,
+    ]
+    payloads = [{"type": "breadcrumb.updated", "version": 2}, {}]
+    rows = [(payload, context) for payload in payloads for context in contexts]
+    broker = InMemoryBroker()
+    relay = OutboxRelay(dsn, lambda: broker, EventSettings())
+    connection = await asyncpg.connect(dsn)
+    for n, (payload, context) in enumerate(rows):
+        await connection.execute(
+            "INSERT INTO outbox (owner_id, subject, msg_id, payload, context)"
+            " VALUES ($1, $2, $3, $4, CAST($5 AS jsonb))",
+            uuid.uuid4(), f"bc.x{n}.updated", uuid.uuid4(), json.dumps(payload),
+            json.dumps(context),
+        )  # fmt: skip
+    await connection.execute(
+        "INSERT INTO outbox (owner_id, subject, msg_id, payload) VALUES ($1, $2, $3, $4)",
+        uuid.uuid4(), "bc.y.updated", uuid.uuid4(), json.dumps({"context": {"kept": 1}}),
+    )  # fmt: skip
+    while await relay.relay_batch(connection):
+        pass
+    published = [json.loads(body) for _, body, _ in broker.messages]
+    expected = [payload | {"context": context} for payload, context in rows]
+    assert published == [*expected, {"context": {"kept": 1}}]
+    await connection.close()
+
+
 async def test_a_failing_broker_marks_nothing(dsn: str) -> None:
     broker = InMemoryBroker(fail=True)
     relay = OutboxRelay(dsn, lambda: broker, EventSettings())

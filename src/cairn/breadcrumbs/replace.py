@@ -109,7 +109,7 @@ _UPSERT = f"""
         FROM u
     ),
     event AS (
-        INSERT INTO outbox (owner_id, subject, msg_id, payload)
+        INSERT INTO outbox (owner_id, subject, msg_id, payload, context)
         SELECT owner_id,
                CASE WHEN version = 1 THEN CAST(:created_subject AS text)
                     ELSE CAST(:subject AS text) END,
@@ -118,7 +118,8 @@ _UPSERT = f"""
                    'type', CASE WHEN version = 1 THEN CAST(:created_type AS text)
                                 ELSE CAST(:type AS text) END,
                    'change', CASE WHEN version = 1 THEN 'create' ELSE 'replace' END,
-                   'version', version, 'updated_at', {ISO_UTC}, 'context', context)
+                   'version', version, 'updated_at', {ISO_UTC}),
+               context
         FROM u
     ),
     outcomes AS ({outcomes_upsert_sql("u.owner_id", "u.id", "u,")}),

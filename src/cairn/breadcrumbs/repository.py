@@ -282,8 +282,9 @@ async def record_stored_change(
     session: AsyncSession, event: ChangeEvent, breadcrumb_id: uuid.UUID, *, change: str
 ) -> None:
     """``insert_history`` and ``outbox.enqueue`` in one statement, both copying the record
-    as this transaction now stores it: its context is not sent again, and is the payload's
-    ``context`` whatever ``event`` holds there."""
+    as this transaction now stores it: its context is not sent again, and is the event's
+    ``context`` whatever ``event`` holds there (in the outbox's own column, as stored:
+    cairn.events.outbox)."""
     b = breadcrumbs.c
     this_record = (b.id == breadcrumb_id, b.owner_id == event.owner_id)
     history_row = select(
@@ -296,14 +297,15 @@ async def record_stored_change(
     ]  # fmt: skip
     history = insert(breadcrumb_history).from_select(history_columns, history_row)
     rest = {key: value for key, value in event.payload.items() if key != "context"}
-    payload = literal(rest, JSONB).op("||")(func.jsonb_build_object("context", b.context))
     event_row = select(
         literal(event.owner_id, b.owner_id.type),
         literal(event.subject, Text),
         literal(event.event_id, b.id.type),
-        payload,
+        literal(rest, JSONB),
+        b.context,
     ).where(*this_record)
-    statement = insert(outbox).from_select(["owner_id", "subject", "msg_id", "payload"], event_row)
+    columns = ["owner_id", "subject", "msg_id", "payload", "context"]
+    statement = insert(outbox).from_select(columns, event_row)
     await session.execute(statement.add_cte(history.cte("history")))
 
 

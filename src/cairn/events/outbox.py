@@ -2,9 +2,16 @@
 
 A relay (events issue) publishes pending rows to JetStream after commit; the API itself never
 publishes, so a NATS outage cannot lose or block a write.
+
+A row's event is its ``payload``, with, when the row has one, its ``context`` column as the
+payload's ``"context"`` key: the writes that copy the stored record's context into the event
+keep it in that column, as stored, instead of building a new document around it in SQL
+(revision 0026).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,6 +29,23 @@ async def enqueue(session: AsyncSession, event: ChangeEvent) -> None:
             payload=event.payload,
         )
     )
+
+
+def published_body(payload: str, context: str | None) -> bytes:
+    """The event of an outbox row, from its ``payload`` and ``context`` as PostgreSQL writes
+    jsonb as text (an object: ``{…}``), as the relay publishes it. Such a row's payload
+    never holds a ``"context"`` key (the writes that fill the column leave it out), so the
+    context is appended, not merged; key order is not part of an event."""
+    if context is None:
+        return payload.encode()
+    head = payload.rstrip()[:-1].rstrip()  # without its closing brace
+    separator = "" if head == "{" else ", "
+    return f'{head}{separator}"context": {context}}}'.encode()
+
+
+def event_of(payload: dict[str, Any], context: Any) -> dict[str, Any]:
+    """``published_body``'s event, for a row read as values (tests, tools)."""
+    return payload if context is None else payload | {"context": context}
 
 
 async def pending_count(session: AsyncSession) -> int:

@@ -21,6 +21,7 @@ from prometheus_client import Counter, Gauge
 
 from cairn.config import EventSettings
 from cairn.events.broker import Broker
+from cairn.events.outbox import published_body
 from cairn.tasks import wait_set
 
 log = logging.getLogger(__name__)
@@ -77,15 +78,18 @@ class OutboxRelay:
     async def relay_batch(self, connection: asyncpg.Connection) -> int:
         """Publish up to one batch of pending rows in order; returns how many went out."""
         rows = await connection.fetch(
-            "SELECT id, subject, msg_id, payload::text AS payload FROM outbox"
-            " WHERE published_at IS NULL ORDER BY id LIMIT $1",
+            "SELECT id, subject, msg_id, payload::text AS payload, context::text AS context"
+            " FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1",
             self.settings.relay_batch,
         )
         PENDING.set(len(rows))
         broker = self.brokers()
         if not rows or broker is None:
             return 0
-        messages = [(row["subject"], row["payload"].encode(), str(row["msg_id"])) for row in rows]
+        messages = [
+            (row["subject"], published_body(row["payload"], row["context"]), str(row["msg_id"]))
+            for row in rows
+        ]
         try:
             count = await broker.publish_batch(messages)
         except Exception as error:  # NATS away: keep them all, in order, for later

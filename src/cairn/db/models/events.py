@@ -26,6 +26,9 @@ outbox = Table(
     Column("subject", Text, nullable=False),
     Column("msg_id", UUID(as_uuid=True), nullable=False, unique=True),
     Column("payload", JSONB, nullable=False),
+    # The record's context, for events that copy it from the stored record (revision 0026):
+    # published as the payload's "context" key (cairn.events.outbox.published_body).
+    Column("context", JSONB, nullable=True),
     timestamp("created_at"),
     timestamp("published_at", nullable=True),
     Index("ix_outbox_pending", "id", postgresql_where=text("published_at IS NULL")),
