@@ -27,7 +27,10 @@ async def stream(app: FastAPI) -> AsyncIterator[tuple[JetStreamContext, str]]:
 
 
 def _batch(stream: str, count: int) -> list[Outgoing]:
-    return [(f"{stream.lower()}.{i}", b'{"n": %d}' % i, str(uuid.uuid4())) for i in range(count)]
+    return [
+        Outgoing(f"{stream.lower()}.{i}", b'{"n": %d}' % i, str(uuid.uuid4()), {"N": str(i)})
+        for i in range(count)
+    ]
 
 
 async def _stored_ids(js: JetStreamContext, stream: str) -> list[str]:
@@ -43,6 +46,7 @@ async def _stored_ids(js: JetStreamContext, stream: str) -> list[str]:
             except TimeoutError:
                 return ids
             assert message.headers is not None
+            assert message.headers["N"] == message.subject.rsplit(".", 1)[1]  # its own
             ids.append(message.headers["Nats-Msg-Id"])
     finally:
         await subscription.unsubscribe()
@@ -52,7 +56,7 @@ async def test_a_batch_is_stored_whole_and_in_order(stream: tuple[JetStreamConte
     js, name = stream
     batch = _batch(name, 300)
     assert await JetStreamBroker(js, EventSettings()).publish_batch(batch) == 300
-    assert await _stored_ids(js, name) == [msg_id for _, _, msg_id in batch]
+    assert await _stored_ids(js, name) == [message.msg_id for message in batch]
 
 
 async def test_publishing_a_batch_again_stores_nothing_twice(
@@ -62,7 +66,7 @@ async def test_publishing_a_batch_again_stores_nothing_twice(
     broker, batch = JetStreamBroker(js, EventSettings()), _batch(name, 200)
     assert await broker.publish_batch(batch[:80]) == 80  # as if the rest had failed
     assert await broker.publish_batch(batch) == 200
-    assert await _stored_ids(js, name) == [msg_id for _, _, msg_id in batch]
+    assert await _stored_ids(js, name) == [message.msg_id for message in batch]
 
 
 async def test_only_the_acknowledged_prefix_counts() -> None:

@@ -13,7 +13,7 @@ from nats.js.api import ConsumerConfig, DeliverPolicy
 from tests.conftest import Services
 from tests.factories import breadcrumb
 
-from cairn.events.payloads import STREAM_NAME
+from cairn.events.payloads import STREAM_NAME, event_summary
 
 
 async def _stream_events(app: FastAPI, marker: str, start_seq: int, expected: int) -> list[Any]:
@@ -71,6 +71,11 @@ async def test_event_is_published_with_its_id_as_msg_id(
     assert message.subject == f"bc.{created['id']}.created"
     assert message.headers["Nats-Msg-Id"] == event["event_id"]
     assert event["breadcrumb_id"] == created["id"] and event["version"] == 1
+    # The tenant and schema, for consumers that need no more (events.payloads).
+    assert event_summary(message.headers) == {
+        "owner_id": event["owner_id"],
+        "schema_name": event["schema_name"],
+    }
 
 
 async def test_nats_outage_loses_nothing_and_keeps_order(

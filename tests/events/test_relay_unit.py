@@ -16,6 +16,7 @@ from cairn.config import EventSettings, Settings
 from cairn.db.engine import create_engine
 from cairn.db.migrate import upgrade
 from cairn.events.broker import InMemoryBroker
+from cairn.events.payloads import OWNER_HEADER, SCHEMA_HEADER, event_summary
 from cairn.events.relay import OutboxRelay
 
 
@@ -89,6 +90,32 @@ async def test_an_event_with_its_context_in_its_own_column_is_published_whole(ds
     published = [json.loads(body) for _, body, _ in broker.messages]
     expected = [payload | {"context": context} for payload, context in rows]
     assert published == [*expected, {"context": {"kept": 1}}]
+    await connection.close()
+
+
+async def test_every_event_names_its_tenant_and_schema_in_headers(dsn: str) -> None:
+    broker = InMemoryBroker()
+    relay = OutboxRelay(dsn, lambda: broker, EventSettings())
+    connection = await asyncpg.connect(dsn)
+    owner, with_schema, without = uuid.uuid4(), str(uuid.uuid4()), str(uuid.uuid4())
+    for msg_id, payload in [
+        (with_schema, {"schema_name": "agent.context.v1", "owner_id": str(owner)}),
+        (without, {"schema_name": None, "owner_id": str(owner)}),
+    ]:
+        await connection.execute(
+            "INSERT INTO outbox (owner_id, subject, msg_id, payload) VALUES ($1, 'bc.x.updated',"
+            " $2, $3)",
+            owner, msg_id, json.dumps(payload),
+        )  # fmt: skip
+    assert await relay.relay_batch(connection) == 2
+    assert broker.headers == {
+        with_schema: {OWNER_HEADER: str(owner), SCHEMA_HEADER: "agent.context.v1"},
+        without: {OWNER_HEADER: str(owner)},
+    }
+    assert [event_summary(broker.headers[m]) for m in (with_schema, without)] == [
+        {"owner_id": str(owner), "schema_name": "agent.context.v1"},
+        {"owner_id": str(owner), "schema_name": None},
+    ]
     await connection.close()
 
 

@@ -183,3 +183,29 @@ async def test_poison_messages_are_skipped(body: bytes) -> None:
 
 async def generation_zero(_: uuid.UUID) -> int:
     return 0
+
+
+async def test_an_event_of_a_tenant_without_webhooks_is_not_parsed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The relay's headers name the tenant (Delivery.summary): with no webhook there, the
+    body (an assembled context's event is ~60 KB) is never read. With one, it is."""
+    loads: list[uuid.UUID] = []
+
+    async def load(owner: uuid.UUID) -> Loaded:
+        loads.append(owner)
+        return Loaded(0, [target()] if owner == OWNER else [])
+
+    recorder = Recorder()
+    http = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
+    dispatcher = EventDispatcher(
+        TargetCache(load, 60, generation_zero), Deliverer(http, SETTINGS), DeadLetterList()
+    )
+    elsewhere = uuid.uuid4()
+    summary = {"owner_id": str(elsewhere), "schema_name": "agent.context.v1"}
+    assert await dispatcher.dispatch(b"not an event at all", summary) == 0
+    assert loads == [elsewhere]
+    assert "not a change event" not in caplog.text  # the body was not parsed
+
+    assert await dispatcher.dispatch(BODY, {"owner_id": str(OWNER), "schema_name": None}) == 1
+    assert len(recorder.requests) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -9,8 +10,10 @@ import asyncpg
 import pytest
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
+from cairn.edges.repository import CONTEXT_SCHEMA
 from cairn.events.messages import Delivery
 from cairn.events.outcomes import DependencyDown, PoisonMessage, is_outage
+from cairn.events.payloads import event_headers
 from cairn.worker.handlers import Handlers
 
 
@@ -25,8 +28,10 @@ def _handlers() -> Handlers:
     return Handlers(None, None, NoContexts())  # type: ignore[arg-type]
 
 
-def _delivery(data: bytes) -> Delivery:
-    return Delivery(subject="bc.x.created", data=data, stream_sequence=1, deliveries=1)
+def _delivery(data: bytes, headers: dict[str, str] | None = None) -> Delivery:
+    return Delivery(
+        subject="bc.x.created", data=data, stream_sequence=1, deliveries=1, headers=headers or {}
+    )
 
 
 @pytest.mark.parametrize("data", [b"not json", b"[1, 2]", b'"text"'])
@@ -46,6 +51,45 @@ async def test_an_event_without_valid_ids_is_poison() -> None:
     event = {"type": "breadcrumb.created", "owner_id": "nobody", "breadcrumb_id": str(uuid.uuid4())}
     with pytest.raises(PoisonMessage, match="valid ids"):
         await handlers.handle_event(event)
+
+
+async def test_an_assembled_context_named_in_the_headers_is_not_read() -> None:
+    """No step does anything with a context (the worker's own output): with the relay's
+    headers its body is not parsed and no step runs; the builder twin fails on any use."""
+    headers = event_headers(str(uuid.uuid4()), CONTEXT_SCHEMA)
+    await _handlers().handle(_delivery(b"not json", headers))
+    # Another schema is read as before.
+    with pytest.raises(PoisonMessage):
+        await _handlers().handle(_delivery(b"not json", event_headers("x", "user.message.v1")))
+
+
+class QuietCaches:
+    def on_event(self, event: Any) -> bool:
+        return False
+
+    def invalidate_for_event(self, event: Any) -> bool:
+        return False
+
+
+class QuietContexts:
+    """A builder twin whose caches and triggers answer that nothing is theirs."""
+
+    directory = transforms = QuietCaches()
+
+    async def on_event(self, event: Any) -> int:
+        return 0
+
+
+@pytest.mark.parametrize("change", ["created", "updated", "deleted"])
+async def test_a_context_event_without_headers_opens_no_transaction(change: str) -> None:
+    """The same event read from its body (a message published before the headers): its
+    edge step returns before a session (the factory is None here)."""
+    handlers = Handlers(None, None, QuietContexts())  # type: ignore[arg-type]
+    event = {
+        "type": f"breadcrumb.{change}", "schema_name": CONTEXT_SCHEMA,
+        "owner_id": str(uuid.uuid4()), "breadcrumb_id": str(uuid.uuid4()), "tags": [],
+    }  # fmt: skip
+    await handlers.handle(_delivery(json.dumps(event).encode()))
 
 
 def _wrapped(error: Exception) -> OperationalError:

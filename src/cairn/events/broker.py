@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from types import MappingProxyType
+from typing import NamedTuple, Protocol
 
 from nats.js import JetStreamContext
 from nats.js.api import PubAck
@@ -17,7 +18,12 @@ from cairn.events.stream_setup import ensure_stream
 
 log = logging.getLogger(__name__)
 
-Outgoing = tuple[str, bytes, str]  # subject, payload, msg_id
+
+class Outgoing(NamedTuple):
+    subject: str
+    payload: bytes
+    msg_id: str
+    headers: Mapping[str, str] = MappingProxyType({})  # besides the message id
 
 
 class Broker(Protocol):
@@ -62,8 +68,8 @@ class JetStreamBroker:
     async def _pipelined(self, messages: Sequence[Outgoing]) -> int:
         acks: list[asyncio.Future[PubAck]] = []
         try:
-            for subject, payload, msg_id in messages:
-                headers = {"Nats-Msg-Id": msg_id}
+            for subject, payload, msg_id, more in messages:
+                headers = {**more, "Nats-Msg-Id": msg_id}
                 acks.append(await self.js.publish_async(subject, payload, headers=headers))
         except Exception as error:  # the connection went away: what was sent may be acked
             log.warning("publishing stopped after %d of %d (%s)", len(acks), len(messages), error)
@@ -95,14 +101,16 @@ class InMemoryBroker:
     """Keeps what was published, deduplicating by message id like JetStream does."""
 
     messages: list[tuple[str, bytes, str]] = field(default_factory=list)
+    headers: dict[str, Mapping[str, str]] = field(default_factory=dict)  # by message id
     fail: bool = False
     fail_after: int | None = None  # a batch stops (as if NATS went away) after this many
 
     async def publish_batch(self, messages: Sequence[Outgoing]) -> int:
-        for count, (subject, payload, msg_id) in enumerate(messages):
+        for count, (subject, payload, msg_id, headers) in enumerate(messages):
             if self.fail or count == self.fail_after:
                 return count
             await self.publish(subject, payload, msg_id)
+            self.headers.setdefault(msg_id, headers)
         return len(messages)
 
     async def publish(self, subject: str, payload: bytes, msg_id: str) -> int:

@@ -207,6 +207,7 @@ class ConsumerRunner:
             data=message.data,
             stream_sequence=int(metadata.sequence.stream),
             deliveries=int(metadata.num_delivered),
+            headers=message.headers or {},
         )
         self.last_sequence = max(delivery.stream_sequence, self.last_sequence or 0)
         task = asyncio.create_task(self._handle(message, delivery), name=self.spec.durable)

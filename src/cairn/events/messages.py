@@ -5,12 +5,13 @@ and probe signatures, and where given-up events go (:class:`DeadLetterSink`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from cairn.config import EventSettings
 from cairn.events.outcomes import PoisonMessage
+from cairn.events.payloads import event_summary
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,12 @@ class Delivery:
     data: bytes
     stream_sequence: int
     deliveries: int  # 1 on the first delivery
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any] | None:
+        """The event's tenant and schema from its headers, without parsing it (None when
+        the message does not carry them: ``events.payloads.event_summary``)."""
+        return event_summary(self.headers)
 
     def event(self) -> dict[str, Any]:
         """The event as a JSON object; a message that is not one is poison."""

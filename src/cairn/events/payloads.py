@@ -27,6 +27,32 @@ class ChangeEvent:
     payload: dict[str, Any]
 
 
+# Every event the relay publishes names its tenant and the record's schema in headers too,
+# so that a consumer needing no more than those (the caches' listeners, the webhooks of a
+# tenant without any, the worker for an assembled context) reads them without parsing a
+# body that may hold a ~60 KB context. The owner's header marks such a message; the
+# schema's is absent for a record without one. A message without them is parsed.
+OWNER_HEADER = "Cairn-Owner"
+SCHEMA_HEADER = "Cairn-Schema"
+
+
+def event_headers(owner_id: str, schema_name: str | None) -> dict[str, str]:
+    """The headers the relay publishes an event with (schema names are header-safe:
+    ``SCHEMA_NAME_PATTERN``)."""
+    headers = {OWNER_HEADER: owner_id}
+    if schema_name is not None:
+        headers[SCHEMA_HEADER] = schema_name
+    return headers
+
+
+def event_summary(headers: Mapping[str, str] | None) -> dict[str, Any] | None:
+    """An event's ``owner_id`` and ``schema_name`` from its headers, as its payload has
+    them; None when the message does not carry them (its body must be parsed)."""
+    if not headers or OWNER_HEADER not in headers:
+        return None
+    return {"owner_id": headers[OWNER_HEADER], "schema_name": headers.get(SCHEMA_HEADER)}
+
+
 def subject_for(breadcrumb_id: uuid.UUID, kind: ChangeKind) -> str:
     return f"bc.{breadcrumb_id}.{kind.value}"
 

@@ -20,8 +20,9 @@ import asyncpg
 from prometheus_client import Counter, Gauge
 
 from cairn.config import EventSettings
-from cairn.events.broker import Broker
+from cairn.events.broker import Broker, Outgoing
 from cairn.events.outbox import published_body
+from cairn.events.payloads import event_headers
 from cairn.tasks import wait_set
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,8 @@ class OutboxRelay:
     async def relay_batch(self, connection: asyncpg.Connection) -> int:
         """Publish up to one batch of pending rows in order; returns how many went out."""
         rows = await connection.fetch(
-            "SELECT id, subject, msg_id, payload::text AS payload, context::text AS context"
+            "SELECT id, subject, msg_id, payload::text AS payload, context::text AS context,"
+            " owner_id::text AS owner, payload->>'schema_name' AS schema_name"
             " FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1",
             self.settings.relay_batch,
         )
@@ -87,7 +89,12 @@ class OutboxRelay:
         if not rows or broker is None:
             return 0
         messages = [
-            (row["subject"], published_body(row["payload"], row["context"]), str(row["msg_id"]))
+            Outgoing(
+                row["subject"],
+                published_body(row["payload"], row["context"]),
+                str(row["msg_id"]),
+                event_headers(row["owner"], row["schema_name"]),
+            )
             for row in rows
         ]
         try:

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from cairn.config import Settings
 from cairn.events.broker import Broker, JetStreamBroker
 from cairn.events.nats_client import NatsHolder
+from cairn.events.payloads import event_summary
 from cairn.events.relay import OutboxRelay, asyncpg_dsn
 from cairn.events.stream_setup import ensure_stream
 from cairn.webhooks.worker import run_webhook_delivery
@@ -21,6 +22,8 @@ from cairn.webhooks.worker import run_webhook_delivery
 log = logging.getLogger(__name__)
 
 
+# Told of every change event: reads its ``owner_id`` and ``schema_name`` only (it is given
+# just those when the message's headers carry them: events.payloads.event_summary).
 CacheListener = Callable[[Mapping[str, Any]], object]
 
 
@@ -83,10 +86,12 @@ def _notify(listeners: Sequence[CacheListener]) -> Callable[[Any], Any]:
     (the caches also expire on their own)."""
 
     async def on_message(message: Any) -> None:
-        try:
-            payload = json.loads(message.data)
-        except ValueError:
-            return
+        payload = event_summary(message.headers)  # all a listener reads
+        if payload is None:
+            try:
+                payload = json.loads(message.data)
+            except ValueError:
+                return
         if isinstance(payload, dict):
             for listener in listeners:
                 listener(payload)

@@ -9,6 +9,7 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -63,9 +64,14 @@ class EventDispatcher:
         self.deliverer = deliverer
         self.dead = dead
 
-    async def dispatch(self, body: bytes) -> int:
+    async def dispatch(self, body: bytes, summary: Mapping[str, Any] | None = None) -> int:
         """Deliver ``body`` (the event exactly as published) to the webhooks that want it;
-        returns how many did. Raises only when the database is unreachable (retry later)."""
+        returns how many did. Raises only when the database is unreachable (retry later).
+        ``summary``: the event's tenant from its headers (``Delivery.summary``), which
+        spares parsing the body of an event whose tenant has no webhook, the common case."""
+        owner = _owner(summary)
+        if owner is not None and not await self.targets.for_owner(owner):
+            return 0
         event = _parse(body)
         if event is None:
             return 0
@@ -94,6 +100,13 @@ class _Event:
     owner_id: uuid.UUID
     event_id: str
     payload: dict[str, Any]
+
+
+def _owner(summary: Mapping[str, Any] | None) -> uuid.UUID | None:
+    try:
+        return None if summary is None else uuid.UUID(str(summary["owner_id"]))
+    except ValueError:
+        return None
 
 
 def _parse(body: bytes) -> _Event | None:

@@ -65,7 +65,7 @@ def webhook_consumer(
     webhook DLQ). Receivers deduplicate redeliveries by ``X-Cairn-Event-Id``."""
 
     async def dispatch(delivery: Delivery) -> None:
-        await dispatcher.dispatch(delivery.data)
+        await dispatcher.dispatch(delivery.data, delivery.summary())
 
     capacity = max(1, settings.webhook_concurrency)
     spec = ConsumerSpec.from_settings(CONSUMER, capacity, settings.webhook_ack_wait_s, settings)

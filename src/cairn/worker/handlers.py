@@ -68,6 +68,9 @@ class Handlers:
         }
 
     async def handle(self, delivery: Delivery) -> None:
+        summary = delivery.summary()
+        if summary is not None and summary["schema_name"] == CONTEXT_SCHEMA:
+            return  # an assembled context: no step does anything with one (see each)
         await self.handle_event(delivery.event())
 
     async def handle_event(self, event: dict[str, Any]) -> None:
@@ -89,6 +92,8 @@ class Handlers:
             log.debug("assembled %d contexts for %s", written, event.get("breadcrumb_id"))
 
     async def build_edges(self, event: dict[str, Any]) -> None:
+        if event.get("schema_name") == CONTEXT_SCHEMA:
+            return  # a context is never linked, and has no processing stage to mark
         owner, record_id = _ids(event)
         # Within the event's tenant: the edge queries cannot reach another tenant's records.
         async with tenant_session(self.session_factory, owner) as session, session.begin():
