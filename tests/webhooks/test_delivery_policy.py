@@ -209,3 +209,23 @@ async def test_an_event_of_a_tenant_without_webhooks_is_not_parsed(
 
     assert await dispatcher.dispatch(BODY, {"owner_id": str(OWNER), "schema_name": None}) == 1
     assert len(recorder.requests) == 1
+
+
+async def test_an_event_reads_its_tenants_generation_once() -> None:
+    """With the headers' tenant or without, one read of the generation an event."""
+    reads: list[uuid.UUID] = []
+
+    async def generation(owner: uuid.UUID) -> int:
+        reads.append(owner)
+        return 0
+
+    async def load(_: uuid.UUID) -> Loaded:
+        return Loaded(0, [target()])
+
+    http = httpx.AsyncClient(transport=httpx.MockTransport(Recorder()))
+    dispatcher = EventDispatcher(
+        TargetCache(load, 60, generation), Deliverer(http, SETTINGS), DeadLetterList()
+    )
+    assert await dispatcher.dispatch(BODY, {"owner_id": str(OWNER), "schema_name": None}) == 1
+    assert await dispatcher.dispatch(BODY) == 1
+    assert reads == [OWNER, OWNER]

@@ -69,13 +69,16 @@ class EventDispatcher:
         returns how many did. Raises only when the database is unreachable (retry later).
         ``summary``: the event's tenant from its headers (``Delivery.summary``), which
         spares parsing the body of an event whose tenant has no webhook, the common case."""
-        owner = _owner(summary)
-        if owner is not None and not await self.targets.for_owner(owner):
+        event, owner = None, _owner(summary)
+        if owner is None:  # a message without the relay's headers
+            if (event := _parse(body)) is None:
+                return 0
+            owner = event.owner_id
+        targets = await self.targets.for_owner(owner)  # one read of the tenant's generation
+        if not targets:
             return 0
-        event = _parse(body)
-        if event is None:
+        if event is None and (event := _parse(body)) is None:
             return 0
-        targets = await self.targets.for_owner(event.owner_id)
         matching = [target for target in targets if target.wants(event.payload)]
         if not matching:
             return 0
