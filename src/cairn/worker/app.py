@@ -68,7 +68,9 @@ async def run_worker(settings: Settings, stop: asyncio.Event) -> None:
         await _until(stop, consuming)
         await consumer.stop()
         done, _ = await asyncio.wait({consuming}, timeout=DRAIN_TIMEOUT_S)
-        if not done:
+        if done:
+            consuming.result()  # a consumer that failed fails the worker
+        else:
             log.warning("worker did not drain in %.0f s; unacked events come back", DRAIN_TIMEOUT_S)
             await stop_task(consuming)
         log.info("worker stopped")
