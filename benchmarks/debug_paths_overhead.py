@@ -61,7 +61,7 @@ from cairn.db.engine import tenant_session  # noqa: E402
 from cairn.db.roles import DEFAULT_APP_ROLE  # noqa: E402
 from cairn.edges.builder import EdgeOptions  # noqa: E402
 from cairn.embedding import HashEmbedder  # noqa: E402
-from cairn.events.outbox import event_of  # noqa: E402
+from cairn.events.outbox import published_body  # noqa: E402
 from cairn.events.payloads import ChangeKind, change_event  # noqa: E402
 from cairn.paths.signals import Kind, classify  # noqa: E402
 from cairn.runtime import EmbeddedPostgres  # noqa: E402
@@ -249,12 +249,13 @@ async def _follow_on(system: Any, handlers: Handlers, after: int) -> list[float]
     updated goes through the outbox to the worker like any record), handled and timed here
     after the run (live, they interleave with the rest)."""
     query = text(
-        "SELECT payload, context FROM outbox WHERE id > :after AND payload->>'schema_name'"
+        "SELECT payload::text AS payload, context::text AS context FROM outbox"
+        " WHERE id > :after AND payload->>'schema_name'"
         " IN ('debug.path.v1', 'debug.waypoint.v1') ORDER BY id"
     )
     async with system() as session:
         rows = await session.execute(query, {"after": after})
-        events = [event_of(row.payload, row.context) for row in rows]
+        events = [json.loads(published_body(row.payload, row.context)) for row in rows]
     return [await _timed(handlers.handle_event, event) for event in events]
 
 

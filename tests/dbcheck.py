@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from cairn.events.outbox import event_of
+from cairn.events.outbox import published_body
 
 TABLES = ("breadcrumbs", "breadcrumb_history", "outbox", "idempotency_keys")
 
@@ -25,13 +26,21 @@ async def outbox_events(
     engine: AsyncEngine, breadcrumb_id: str
 ) -> list[tuple[str, dict[str, Any]]]:
     """(subject, event) of every outbox row about one breadcrumb, oldest first."""
+    return [(row.subject, event) for row, event in await published_events(engine, breadcrumb_id)]
+
+
+async def published_events(
+    engine: AsyncEngine, breadcrumb_id: str
+) -> list[tuple[Any, dict[str, Any]]]:
+    """Every outbox row about one breadcrumb, oldest first, with its event as the relay
+    publishes it."""
     query = text(
-        "SELECT subject, payload, context FROM outbox WHERE payload->>'breadcrumb_id' = :id"
-        " ORDER BY id"
+        "SELECT owner_id, subject, msg_id, payload::text AS payload, context::text AS context"
+        " FROM outbox WHERE payload->>'breadcrumb_id' = :id ORDER BY id"
     )
     async with engine.connect() as connection:
         rows = (await connection.execute(query, {"id": breadcrumb_id})).all()
-    return [(row.subject, event_of(row.payload, row.context)) for row in rows]
+    return [(row, json.loads(published_body(row.payload, row.context))) for row in rows]
 
 
 def plan_nodes(

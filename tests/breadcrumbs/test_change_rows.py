@@ -8,9 +8,8 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
+from tests.dbcheck import published_events
 from tests.factories import breadcrumb
-
-from cairn.events.outbox import event_of
 
 _STORED = text(
     "SELECT b.*, h.version AS h_version, h.title AS h_title, h.tags AS h_tags,"
@@ -19,27 +18,23 @@ _STORED = text(
     " FROM breadcrumbs b JOIN breadcrumb_history h ON h.breadcrumb_id = b.id"
     " AND h.version = b.version WHERE b.id = :id"
 )
-_EVENT = text(
-    "SELECT owner_id, subject, msg_id, payload, context FROM outbox"
-    " WHERE payload->>'breadcrumb_id' = :id ORDER BY id DESC LIMIT 1"
-)
 
 
 async def _check_last_change(db: AsyncEngine, record_id: str, change: str, **extra: Any) -> None:
     async with db.connect() as connection:
         row = (await connection.execute(_STORED, {"id": record_id})).mappings().one()
-        event = (await connection.execute(_EVENT, {"id": record_id})).mappings().one()
+    event, published = (await published_events(db, record_id))[-1]
     history = {key[2:]: row[key] for key in row if key.startswith("h_")}
     assert history == {
         key: row[key]
         for key in ("version", "title", "tags", "context", "checksum", "updated_at", "owner_id")
     } | {"change": change, "updated_by": row["updated_by"]}
     kind = "created" if change == "create" else "updated"
-    assert event["subject"] == f"bc.{record_id}.{kind}"
-    assert event["owner_id"] == row["owner_id"]
-    assert event_of(event["payload"], event["context"]) == {
+    assert event.subject == f"bc.{record_id}.{kind}"
+    assert event.owner_id == row["owner_id"]
+    assert published == {
         "type": f"breadcrumb.{kind}",
-        "event_id": str(event["msg_id"]),
+        "event_id": str(event.msg_id),
         "breadcrumb_id": record_id,
         "owner_id": str(row["owner_id"]),
         "version": row["version"],

@@ -11,8 +11,6 @@ keep it in that column, as stored, instead of building a new document around it 
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -41,11 +39,6 @@ def published_body(payload: str, context: str | None) -> bytes:
     head = payload.rstrip()[:-1].rstrip()  # without its closing brace
     separator = "" if head == "{" else ", "
     return f'{head}{separator}"context": {context}}}'.encode()
-
-
-def event_of(payload: dict[str, Any], context: Any) -> dict[str, Any]:
-    """``published_body``'s event, for a row read as values (tests, tools)."""
-    return payload if context is None else payload | {"context": context}
 
 
 async def pending_count(session: AsyncSession) -> int:
