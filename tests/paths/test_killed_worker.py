@@ -17,6 +17,9 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
+from nats.js.client import JetStreamContext
+from nats.js.errors import NotFoundError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from tests.paths.test_arrival_order import SCRIPT, TRACKED
@@ -25,6 +28,7 @@ from tests.processes import REPO
 from tests.waiting import eventually
 
 from cairn.config import Settings
+from cairn.events.payloads import STREAM_NAME
 
 pytestmark = pytest.mark.slow
 
@@ -73,6 +77,21 @@ async def _tracked(db: AsyncEngine, session: str) -> list[tuple[str, list[str]]]
     return shape
 
 
+async def _until_tracked(
+    db: AsyncEngine, session: str, want: list[Any], *, timeout: float, interval: float
+) -> None:
+    """Until the session's paths are ``want``; if they never are, the failure shows what
+    they became."""
+
+    async def done() -> bool:
+        return await _tracked(db, session) == want
+
+    try:
+        await eventually(done, timeout=timeout, interval=interval)
+    except AssertionError:
+        assert await _tracked(db, session) == want
+
+
 @asynccontextmanager
 async def _stalled(db: AsyncEngine) -> AsyncIterator[None]:
     """Every waypoint insert sleeps ``STALL_S`` inside its transaction meanwhile: a worker
@@ -117,12 +136,18 @@ async def _batch(
     return [str(result["id"]) for result in answer.json()["results"]]
 
 
-async def _consuming(client: httpx.AsyncClient, db: AsyncEngine) -> None:
-    """Until a worker handles a probe: one posted before it bound a new consumer is lost."""
+async def _consuming(client: httpx.AsyncClient, js: JetStreamContext, durable: str) -> None:
+    """Until the worker on ``durable`` has handled a probe. Its consumer, made when it
+    binds, gets only what is published after, and another worker handling the probes (the
+    session's in-process one, when it runs) says nothing of this one."""
     probes = f"session:{uuid.uuid4().hex[:8]}"
 
     async def handled() -> bool:
-        if await _waypoints(db, probes):
+        try:
+            acked = (await js.consumer_info(STREAM_NAME, durable)).ack_floor
+        except NotFoundError:
+            acked = None
+        if acked is not None and acked.consumer_seq > 0:
             return True
         await _record(client, probes, dict(FAILING))
         return False
@@ -131,19 +156,16 @@ async def _consuming(client: httpx.AsyncClient, db: AsyncEngine) -> None:
 
 
 async def test_a_worker_killed_mid_session_leaves_one_path_and_no_duplicate(
-    settings: Settings, client: httpx.AsyncClient, db: AsyncEngine
+    settings: Settings, app: FastAPI, client: httpx.AsyncClient, db: AsyncEngine
 ) -> None:
     session, half = f"session:{uuid.uuid4().hex[:8]}", len(SCRIPT) // 2
     durable = f"killed-worker-{uuid.uuid4().hex[:8]}"
     first = await _start(settings, durable)
     try:
-        await _consuming(client, db)
+        await _consuming(client, app.state.resources.nats.jetstream(), durable)
         sources = await _batch(client, session, SCRIPT[:half])
 
-        async def first_half_tracked() -> bool:
-            return await _tracked(db, session) == [("active", HALF)]
-
-        await eventually(first_half_tracked, timeout=120, interval=0.05)
+        await _until_tracked(db, session, [("active", HALF)], timeout=120, interval=0.05)
         async with _stalled(db):
             sources += await _batch(client, session, SCRIPT[half:])
             try:
@@ -159,11 +181,7 @@ async def test_a_worker_killed_mid_session_leaves_one_path_and_no_duplicate(
     assert HALF_WAYPOINTS <= killed_at < WAYPOINTS, killed_at
     second = await _start(settings, durable)
     try:
-
-        async def finished() -> bool:
-            return await _tracked(db, session) == TRACKED
-
-        await eventually(finished, timeout=180, interval=0.5)
+        await _until_tracked(db, session, TRACKED, timeout=180, interval=0.5)
     finally:
         second.terminate()
         await asyncio.wait_for(second.wait(), 30)

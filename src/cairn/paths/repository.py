@@ -17,6 +17,8 @@ PATH_SCHEMA = "debug.path.v1"
 WAYPOINT_SCHEMA = "debug.waypoint.v1"
 
 _LIVE = "(ttl IS NULL OR ttl > now())"  # as breadcrumbs.repository._live
+# Not a record an agent wrote: the paths' own records and assembled contexts.
+_NOT_DERIVED = f"schema_name NOT IN ('{PATH_SCHEMA}', '{WAYPOINT_SCHEMA}', 'agent.context.v1')"
 CLOCK_SLACK = timedelta(minutes=1)
 
 
@@ -118,6 +120,25 @@ async def paths_since(
     return [(row.id, dict(row.context)) for row in await session.execute(query, params)]
 
 
+async def created_after(
+    session: AsyncSession,
+    owner_id: uuid.UUID,
+    session_tag: str,
+    created_at: datetime,
+    record_id: uuid.UUID,
+) -> bool:
+    """Whether the session holds a record created after this one (by time, then id: the
+    order a replay goes in), paths, waypoints and contexts aside."""
+    query = text(
+        f"SELECT EXISTS (SELECT 1 FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
+        " AND tags @> ARRAY[CAST(:session AS text)]"
+        f" AND {_NOT_DERIVED}"
+        " AND (created_at, id) > (:created_at, :id))"
+    )
+    params = {"owner": owner_id, "session": session_tag, "created_at": created_at, "id": record_id}
+    return bool((await session.execute(query, params)).scalar_one())
+
+
 async def session_records(
     session: AsyncSession, owner_id: uuid.UUID, session_tag: str, since: datetime
 ) -> list[Mapping[str, Any]]:
@@ -142,7 +163,7 @@ async def file_records(
     ``signals`` context source reads too), newest first, at most ``MAX_FILE_RECORDS``."""
     query = text(
         f"SELECT id FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE} AND tags && :tags"
-        f" AND schema_name NOT IN ('{PATH_SCHEMA}', '{WAYPOINT_SCHEMA}', 'agent.context.v1')"
+        f" AND {_NOT_DERIVED}"
         " ORDER BY created_at DESC, id LIMIT :limit"
     )
     params = {"owner": owner_id, "tags": [f"file:{f}" for f in files], "limit": MAX_FILE_RECORDS}

@@ -8,7 +8,9 @@ without gaps; a record that already has a waypoint (a redelivered event) changes
 A path is dated and ordered by when its records were created, not by when a worker saw
 them: a record created before the latest path's last waypoint (two workers, a redelivery,
 a retry) has the session's paths since then rebuilt by replaying its records in order
-(:mod:`.replay`), so that the outcome does not depend on the order of arrival. A record
+(:mod:`.replay`), so that the outcome does not depend on the order of arrival. So does a
+record that starts a path when later records of its session are already there: one of
+them that arrived first (an edit after the error) had no path to join and left nothing. A record
 in order costs about what it always did: the lock, the redelivery probe, the active path
 (without one, the session's paths written since the record was created), its writes.
 """
@@ -94,6 +96,15 @@ async def track(
                     threshold=threshold)  # fmt: skip
     if applied is None:
         return None
+    if applied.step.started and await repository.created_after(
+        session, owner, tag, time_of(record), record_id
+    ):
+        # Records of the session created after this one were tracked first: any of them
+        # that needed this path found none and was left out, so the path is replayed.
+        replayed = await rebuild(writer, tag, time_of(record), threshold=threshold)
+        if replayed is not None:
+            path, rewritten = replayed
+            return Tracked(path, Step(path.state), rewritten, replayed=True)
     stored = applied.path
     if not applied.step.resolved:  # the path's event before its waypoints': path_started first
         await write_path(writer, stored)
