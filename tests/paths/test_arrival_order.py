@@ -95,12 +95,9 @@ async def test_any_order_of_arrival_makes_the_paths_of_the_order_of_creation(
     ]  # dated by their records' creation
     orders = [list(reversed(range(len(SCRIPT))))]
     orders += [random.Random(seed).sample(range(len(SCRIPT)), len(SCRIPT)) for seed in (1, 2)]
-    # A path's first record arriving just after the next one, the rest in order: that one
-    # found no path to join, and no record after it arrives late to replay the path.
-    for first in (0, 11):
-        order = list(range(len(SCRIPT)))
-        order[first], order[first + 1] = order[first + 1], order[first]
-        orders.append(order)
+    # The second path's first record arriving just after the next one, the rest in order:
+    # that one found no path to join, and no record after it arrives late to replay it.
+    orders.append([*range(11), 12, 11, 13])
     for order in orders:
         session, sources, events = await _session(client, app)
         for n in order + order[:3]:  # and a few redelivered
