@@ -17,6 +17,8 @@ PATH_SCHEMA = "debug.path.v1"
 WAYPOINT_SCHEMA = "debug.waypoint.v1"
 
 _LIVE = "(ttl IS NULL OR ttl > now())"  # as breadcrumbs.repository._live
+# A session's live records (``:owner``, ``:session``: its tag).
+_IN_SESSION = f"owner_id = :owner AND {_LIVE} AND tags @> ARRAY[CAST(:session AS text)]"
 # Not a record an agent wrote: the paths' own records and assembled contexts.
 _NOT_DERIVED = f"schema_name NOT IN ('{PATH_SCHEMA}', '{WAYPOINT_SCHEMA}', 'agent.context.v1')"
 CLOCK_SLACK = timedelta(minutes=1)
@@ -130,9 +132,7 @@ async def created_after(
     """Whether the session holds a record created after this one (by time, then id: the
     order a replay goes in), paths, waypoints and contexts aside."""
     query = text(
-        f"SELECT EXISTS (SELECT 1 FROM breadcrumbs WHERE owner_id = :owner AND {_LIVE}"
-        " AND tags @> ARRAY[CAST(:session AS text)]"
-        f" AND {_NOT_DERIVED}"
+        f"SELECT EXISTS (SELECT 1 FROM breadcrumbs WHERE {_IN_SESSION} AND {_NOT_DERIVED}"
         " AND (created_at, id) > (:created_at, :id))"
     )
     params = {"owner": owner_id, "session": session_tag, "created_at": created_at, "id": record_id}
@@ -145,9 +145,8 @@ async def session_records(
     """The records tagged ``session_tag`` created at or after ``since``, in the order they
     were created (ties by id): what a replay of the session's path goes through."""
     query = text(
-        f"SELECT id, schema_name, title, tags, context, created_at FROM breadcrumbs"
-        f" WHERE owner_id = :owner AND {_LIVE} AND tags @> ARRAY[CAST(:session AS text)]"
-        " AND created_at >= :since ORDER BY created_at, id"
+        "SELECT id, schema_name, title, tags, context, created_at FROM breadcrumbs"
+        f" WHERE {_IN_SESSION} AND created_at >= :since ORDER BY created_at, id"
     )
     params = {"owner": owner_id, "session": session_tag, "since": since}
     return [dict(row._mapping) for row in await session.execute(query, params)]

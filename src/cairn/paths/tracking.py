@@ -10,9 +10,10 @@ them: a record created before the latest path's last waypoint (two workers, a re
 a retry) has the session's paths since then rebuilt by replaying its records in order
 (:mod:`.replay`), so that the outcome does not depend on the order of arrival. So does a
 record that starts a path when later records of its session are already there: one of
-them that arrived first (an edit after the error) had no path to join and left nothing. A record
-in order costs about what it always did: the lock, the redelivery probe, the active path
-(without one, the session's paths written since the record was created), its writes.
+them that arrived first (an edit after the error) had no path to join and left nothing.
+A record in order costs about what it always did: the lock, the redelivery probe, the
+active path (without one, the session's paths written since the record was created), its
+writes, and for a path's first record a probe for later ones.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from cairn.breadcrumbs.generated import GeneratedWriter
@@ -78,33 +80,28 @@ async def track(
     if created is None or created[1]:  # deleted since, or already tracked (redelivered)
         return None
     record = {**record, "created_at": created[0]}
+    created_at = time_of(record)
     active = await repository.active_path(session, owner, tag)
     if active is None:  # the latest path, if written since the record was created
-        since = time_of(record)
-        found = await repository.paths_since(session, owner, tag, since, latest_only=True)
+        found = await repository.paths_since(session, owner, tag, created_at, latest_only=True)
         active = found[0] if found else None
     latest = path_from_context(*active) if active else None
     if latest is not None and await _late(writer, latest, record, record_id):
         if latest.state.status is Status.ABANDONED:
             return None  # that stretch of the session is closed
-        replayed = await rebuild(writer, tag, time_of(record), threshold=threshold)
-        if replayed is None:
-            return None
-        path, rewritten = replayed
-        return Tracked(path, Step(path.state), rewritten, replayed=True)
+        return await _replay(writer, tag, created_at, threshold)
     applied = apply(owner, latest if is_active(latest) else None, record, signal,
                     threshold=threshold)  # fmt: skip
     if applied is None:
         return None
     if applied.step.started and await repository.created_after(
-        session, owner, tag, time_of(record), record_id
+        session, owner, tag, created_at, record_id
     ):
         # Records of the session created after this one were tracked first: any of them
         # that needed this path found none and was left out, so the path is replayed.
-        replayed = await rebuild(writer, tag, time_of(record), threshold=threshold)
+        replayed = await _replay(writer, tag, created_at, threshold)
         if replayed is not None:
-            path, rewritten = replayed
-            return Tracked(path, Step(path.state), rewritten, replayed=True)
+            return replayed
     stored = applied.path
     if not applied.step.resolved:  # the path's event before its waypoints': path_started first
         await write_path(writer, stored)
@@ -116,6 +113,17 @@ async def track(
     await link_waypoints(writer, stored.id, [(record_id, ident) for ident in ids])
     await link_files(writer, stored.id, applied.waypoints[0].files)
     return Tracked(stored, applied.step, tuple(ids))
+
+
+async def _replay(
+    writer: GeneratedWriter, tag: str, since: datetime, threshold: int
+) -> Tracked | None:
+    """The session's paths rebuilt from ``since`` (:func:`.replay.rebuild`), as tracked."""
+    replayed = await rebuild(writer, tag, since, threshold=threshold)
+    if replayed is None:
+        return None
+    path, rewritten = replayed
+    return Tracked(path, Step(path.state), rewritten, replayed=True)
 
 
 async def _late(
