@@ -21,6 +21,7 @@ from cairn.context.agents import parse_agent
 from cairn.context.graph import load_graph
 from cairn.context.graph_memory import GraphMemory
 from cairn.context.model import EdgeType, Graph
+from cairn.context.records import RecordCache
 from cairn.db.engine import tenant_session
 from cairn.db.tenants import ensure_tenant
 from cairn.edges.repository import upsert_edges
@@ -112,6 +113,10 @@ async def _same(
     by_sql = await _walk(app, world.owner, seeds, None, **dict(kw))
     in_memory = await _walk(app, world.owner, seeds, memory, along=along, **dict(kw))
     assert _shape(in_memory) == _shape(by_sql), (query, world.nodes)
+    # With a record cache the records' statement goes out before the edges are found.
+    cached = await _walk(app, world.owner, seeds, memory, cache=RecordCache(64), **dict(kw))
+    assert _shape(cached) == _shape(by_sql), (query, world.nodes)
+    assert cached.records == by_sql.records
 
 
 NODE = st.tuples(

@@ -41,7 +41,7 @@ from cairn.context.model import (
     Record,
     Seed,
 )
-from cairn.context.pathfinder import select_within_budget
+from cairn.context.pathfinder import prepare_search, select_within_budget
 from cairn.context.prior_fixes import render_prior_fixes
 from cairn.context.recency import with_recency
 from cairn.context.records import RecordCache, isolated_sql
@@ -52,6 +52,7 @@ from cairn.context.support import with_neighbour_support
 from cairn.context.terms import CommonWords
 from cairn.context.tokens import TokenCounter
 from cairn.context.trigger import AssemblyTrigger
+from cairn.db.driver import while_answered
 from cairn.embedding import tag_pointers
 
 MakeBlocks = Callable[[AsyncSession, uuid.UUID, list[Record]], Awaitable[ItemBlocks]]
@@ -159,7 +160,11 @@ async def assemble(
         )
     )
     with timer.phase("render_items"):
-        blocks = await item_blocks(session, owner, list(graph.records.values()))
+        # The pathfinder's graph is built while PostgreSQL reads the stored blocks.
+        blocks, prepared = await while_answered(
+            item_blocks(session, owner, list(graph.records.values())),
+            lambda: prepare_search(graph, max_hops=options.radius),
+        )
         snippets = await apply_snippets(
             session, owner, found.probe, graph.records, blocks, counter, budget.tokens
         )
@@ -185,7 +190,7 @@ async def assemble(
             max_nodes=options.max_nodes, fixed_overhead=layout.overhead,
             max_hops=options.radius, admit=layout.admit,
             max_path_cost=agent.ranking.max_path_cost, duplicates=ranked.duplicates,
-            picker=ranked.picker,
+            picker=ranked.picker, prepared=prepared,
         )  # fmt: skip
         selection = layout.allocate(selection)
     with timer.phase("render"):

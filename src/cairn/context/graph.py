@@ -46,6 +46,7 @@ from cairn.context.records import (
     load_records_cached,
 )
 from cairn.context.walk_memory import Walk, edges_among, hop_rows, plain_walk
+from cairn.db.driver import while_answered
 
 # A reached record is in scope: it shares a session with the trigger, or it belongs to no
 # session at all. Only written into the queries of a scoped walk.
@@ -201,6 +202,16 @@ async def load_graph(
         )
         reached = await ranked.nearest(starts, radius, max_candidates) | set(preloaded or ())
         isolated_ids = sorted(ranked.isolated, key=lambda n: (ranked.isolated[n], n.int))
+    records = {k: v for k, v in (preloaded or {}).items() if k in reached}
+    missing = reached - records.keys()
+    if walk is not None and missing and cache is not None:
+        # The edges are found in the arrays while PostgreSQL reads the records.
+        loaded, columns = await while_answered(
+            load_records_cached(session, owner_id, missing, excluded, cache, vectors=vectors),
+            lambda: edges_among(walk.adjacency, reached, quiet),
+        )
+        records.update(loaded)
+        return Graph(records=records, edges=columns, isolated=tuple(isolated_ids))
     if walk is None:
         params = {"owner": owner_id, "ids": list(reached), "quiet": quiet}
         found = await session.execute(_EDGES, params)
@@ -209,8 +220,6 @@ async def load_graph(
         )  # both ends are in `reached`: the query asks for exactly those
     else:
         edges = edges_among(walk.adjacency, reached, quiet)
-    records = {k: v for k, v in (preloaded or {}).items() if k in reached}
-    missing = reached - records.keys()
     if missing and cache is not None:
         loaded = await load_records_cached(
             session, owner_id, missing, excluded, cache, vectors=vectors

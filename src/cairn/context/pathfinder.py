@@ -194,6 +194,21 @@ class _Search:
         return _Path(self.ids[node], before, _ORIGINS[rank], cost / _SCALE, hops)
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedSearch:
+    """The search's graph, numbered and linked (:func:`prepare_search`), for one selection."""
+
+    search: _Search
+
+
+def prepare_search(
+    graph: Graph, costs: CostModel = DEFAULT_COSTS, max_hops: int | None = None
+) -> PreparedSearch:
+    """What :func:`select_within_budget` builds first from the graph alone, built apart: an
+    assembly builds it while a statement of its own is on its way (context.assemble)."""
+    return PreparedSearch(_Search(graph, costs, max_hops))
+
+
 @dataclass(slots=True)
 class _Outcome:
     selected: list[Selected] = field(default_factory=list)
@@ -229,6 +244,7 @@ def select_within_budget(
     admit: Admit | None = None,
     duplicates: Mapping[UUID, Sequence[UUID]] | None = None,
     picker: Picker | None = None,
+    prepared: PreparedSearch | None = None,
 ) -> Selection:
     """Take records in order of path cost while their tokens (``cost_of``: the rendered
     form with its delimiters) fit ``budget_tokens - fixed_overhead``, up to ``max_nodes``.
@@ -239,8 +255,9 @@ def select_within_budget(
     budget rule (an agent's sections admit by their own). ``duplicates`` maps a record to
     its near-duplicates, most similar first: it is not taken once one of them is
     (``duplicate_content``), though paths still run through it. ``picker`` replaces path
-    cost as the order records are offered in."""
-    search = _Search(graph, costs, max_hops)
+    cost as the order records are offered in. ``prepared``: :func:`prepare_search` of the
+    same graph, costs and ``max_hops``, made earlier and not used yet."""
+    search = _Search(graph, costs, max_hops) if prepared is None else prepared.search
     outcome = _Outcome()
     seeds = list(seeds)
     for seed in seeds:

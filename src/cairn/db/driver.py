@@ -17,8 +17,9 @@ are asyncpg's own; ``cairn.db.errors`` tells an outage among them as among SQLAl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import TextClause
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
@@ -26,6 +27,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.selectable import TextualSelect
 
 _DIALECT = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
+
+T = TypeVar("T")
+U = TypeVar("U")
 
 
 class DriverQuery:
@@ -64,3 +68,18 @@ async def _driver_of(session: AsyncSession) -> Any:
 
 
 _HELD = "cairn.driver_connection"
+
+
+async def while_answered(asked: Awaitable[T], work: Callable[[], U]) -> tuple[T, U]:
+    """``asked``'s answer and ``work()``'s result, ``work`` done while PostgreSQL answers:
+    ``asked`` (a coroutine of the session's statements) runs until it waits for its first
+    answer, then ``work`` runs, which must not use the session. An assembly's Python and
+    its statements otherwise take turns on two cores. Whatever ``work`` raises, ``asked``
+    is waited for: a session is never left with a statement running."""
+    pending = asyncio.ensure_future(asked)
+    try:
+        await asyncio.sleep(0)  # the statement goes out
+        done = work()
+    finally:
+        answer = await pending
+    return answer, done
