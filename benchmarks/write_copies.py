@@ -2,6 +2,15 @@
 and per column storage (pglz-compressed or EXTERNAL), by EXPLAIN (ANALYZE, BUFFERS, WAL).
 
     .venv/bin/python benchmarks/write_copies.py --reps 3
+    .venv/bin/python benchmarks/write_copies.py --shapes --reps 10
+
+``--shapes``: the whole write instead (record, history, event, commit), in three shapes,
+alternating, each write its own transaction: as the worker writes (one statement; the
+record's column uncompressed, the history compressing the upsert's returned document, the
+event's column uncompressed), ``copied`` (the record compressed, then its history row and
+event copied from the stored row in a second statement: the compressed value is copied,
+not compressed again) and ``uncompressed`` (one statement, the history's column
+uncompressed too). Wall time per write, the server's CPU per write (/proc) and WAL bytes.
 
 Loads the perf corpus (10k records) into a fresh embedded PostgreSQL, writes 60 contexts
 as the worker does (``write_phase.py``), then inserts each context into two scratch tables
@@ -17,8 +26,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
+import time
+import uuid
 from pathlib import Path
 
 import asyncpg
@@ -44,12 +56,15 @@ VARIANTS = {
 }
 
 
+# The contexts the worker wrote, as the source of every copy.
+_CONTEXTS = (
+    "CREATE TABLE src AS SELECT id, context FROM breadcrumbs WHERE schema_name = 'agent.context.v1'"
+)
+
+
 async def experiment(dsn: str, reps: int) -> None:
     c = await asyncpg.connect(dsn)
-    await c.execute(
-        "CREATE TABLE src AS SELECT id, context FROM breadcrumbs"
-        " WHERE schema_name = 'agent.context.v1'"
-    )
+    await c.execute(_CONTEXTS)
     await c.execute("CREATE TABLE x_main (id bigserial PRIMARY KEY, payload jsonb)")
     await c.execute("CREATE TABLE x_ext (id bigserial PRIMARY KEY, payload jsonb)")
     await c.execute("ALTER TABLE x_ext ALTER COLUMN payload SET STORAGE EXTERNAL")
@@ -92,6 +107,75 @@ async def experiment(dsn: str, reps: int) -> None:
     await c.close()
 
 
+_UPSERT = (
+    "INSERT INTO {table} AS r (id, v, c) VALUES ($1, 1, CAST($2 AS jsonb))"
+    " ON CONFLICT (id) DO UPDATE SET c = excluded.c, v = r.v + 1"
+)
+_ONE = (
+    "WITH u AS (" + _UPSERT + " RETURNING id, v, c),"
+    " h AS (INSERT INTO {history} (id, v, c) SELECT id, v, c FROM u),"
+    " e AS (INSERT INTO w_event (c) SELECT c FROM u) SELECT id, v FROM u"
+)
+_COPIES = (
+    "WITH h AS (INSERT INTO w_history (id, v, c) SELECT id, v, c FROM w_packed WHERE id = $1)"
+    " INSERT INTO w_event (c) SELECT c FROM w_packed WHERE id = $1"
+)
+_WAL_AT = "SELECT CAST(pg_current_wal_insert_lsn() - CAST('0/0' AS pg_lsn) AS bigint)"
+SHAPES = {
+    "as written": [_ONE.format(table="w_record", history="w_history")],
+    "copied": [_UPSERT.format(table="w_packed") + " RETURNING id, v", _COPIES],
+    "uncompressed": [_ONE.format(table="w_record", history="w_history_ext")],
+}
+
+
+async def shapes(dsn: str, reps: int) -> None:
+    c = await asyncpg.connect(dsn)
+    await c.execute(_CONTEXTS)
+    for table, storage in (
+        ("w_record", "EXTERNAL"), ("w_packed", "EXTENDED"), ("w_history", "EXTENDED"),
+        ("w_history_ext", "EXTERNAL"), ("w_event", "EXTERNAL"),
+    ):  # fmt: skip
+        key = "n bigserial PRIMARY KEY" if table == "w_event" else "id uuid, v int"
+        await c.execute(f"CREATE TABLE {table} ({key}, c jsonb)")
+        await c.execute(f"ALTER TABLE {table} ALTER COLUMN c SET STORAGE {storage}")
+    await c.execute("ALTER TABLE w_record ADD PRIMARY KEY (id)")
+    await c.execute("ALTER TABLE w_packed ADD PRIMARY KEY (id)")
+    texts = [r["t"] for r in await c.fetch("SELECT context::text AS t FROM src ORDER BY id")]
+    pid = c.get_server_pid()
+    keys = {name: [uuid.uuid4() for _ in texts] for name in SHAPES}
+    wall: dict[str, list[float]] = {k: [] for k in SHAPES}
+    cpu: dict[str, float] = dict.fromkeys(SHAPES, 0.0)
+    wal: dict[str, list[int]] = {k: [] for k in SHAPES}
+    for rep in range(reps):
+        for n, context in enumerate(texts):
+            order = list(SHAPES) if (rep + n) % 2 == 0 else list(reversed(SHAPES))
+            for name in order:
+                before = await c.fetchval(_WAL_AT)
+                used, started = _cpu_s(pid), time.perf_counter()
+                async with c.transaction():
+                    for statement in SHAPES[name]:  # the copies take the id alone
+                        args = (keys[name][n], context) if "$2" in statement else (keys[name][n],)
+                        await c.fetch(statement, *args)
+                wall[name].append((time.perf_counter() - started) * 1000)
+                cpu[name] += _cpu_s(pid) - used
+                after = await c.fetchval(_WAL_AT)
+                wal[name].append(int(after - before))
+    writes = reps * len(texts)
+    print(f"{len(texts)} contexts x {reps} rounds, each write + commit its own transaction")
+    print("| shape | wall p50 ms | server CPU ms per write | WAL KB p50 |")
+    print("|---|---:|---:|---:|")
+    for name in SHAPES:
+        ms, cpu_ms = statistics.median(wall[name]), cpu[name] * 1000 / writes
+        print(f"| {name} | {ms:.3f} | {cpu_ms:.2f} | {statistics.median(wal[name]) / 1024:.1f} |")
+    await c.close()
+
+
+def _cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     sys.argv = sys.argv[:1]  # write_phase parses its own arguments on import
     import write_phase
@@ -105,11 +189,13 @@ def main() -> None:
     with load.services(write_phase.CACHE / "run-write-copies") as services:
         asyncio.run(load.load(corpus, services.database_url, services.postgres.dsn))
         asyncio.run(write_phase._writes(services.database_url, events))
-        asyncio.run(experiment(services.postgres.dsn, ARGS.reps))
+        measure = shapes if ARGS.shapes else experiment
+        asyncio.run(measure(services.postgres.dsn, ARGS.reps))
 
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--reps", type=int, default=3)
+parser.add_argument("--shapes", action="store_true", help="the whole write, in three shapes")
 ARGS = parser.parse_args()
 
 if __name__ == "__main__":
