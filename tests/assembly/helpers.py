@@ -9,6 +9,7 @@ import httpx
 from fastapi import FastAPI
 from tests.factories import breadcrumb
 
+from cairn.context.agents import Agent, parse_agent
 from cairn.context.builder import ContextBuilder
 from cairn.db.engine import tenant_session
 from cairn.edges.builder import EdgeOptions
@@ -96,3 +97,17 @@ def own_worker_steps(app: FastAPI) -> tuple[ContextBuilder, Handlers]:
         resources.settings.limits,
     )  # fmt: skip
     return builder, Handlers(resources.session_factory, EdgeOptions(), builder)
+
+
+def session_agent(app: FastAPI, agent_id: str, key: str, *, budget: int = 2000) -> Agent:
+    """An agent of the default tenant that reads its trigger's session (5 records), for a
+    test that calls the builder itself: its trigger tag ``never:<key>`` is never posted."""
+    definition = {
+        "agent_id": agent_id,
+        "context_trigger": {"any_tags": [f"never:{key}"]},
+        "context_sources": {"session": {"limit": 5}},
+        "context_budget": budget,
+    }
+    agent = parse_agent(uuid.uuid4(), app.state.resources.default_tenant, definition)
+    assert agent is not None
+    return agent

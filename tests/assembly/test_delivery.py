@@ -10,23 +10,15 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 from sqlalchemy import text
-from tests.assembly.helpers import insert_quietly, post
+from tests.assembly.helpers import insert_quietly, post, session_agent
 
-from cairn.context.agents import Agent, parse_agent
+from cairn.context.agents import Agent
 from cairn.events.consumer import ConsumerRunner, database_runner
 from cairn.events.messages import ConsumerSpec, Delivery
 
 
 def _agent(app: FastAPI, key: str) -> Agent:
-    definition = {
-        "agent_id": f"mem-{key}",
-        "context_trigger": {"any_tags": [f"never:{key}"]},  # only used directly, never matched
-        "context_sources": {"session": {"limit": 5}},
-        "context_budget": 300,
-    }
-    agent = parse_agent(uuid.uuid4(), app.state.resources.default_tenant, definition)
-    assert agent is not None
-    return agent
+    return session_agent(app, f"mem-{key}", key, budget=300)
 
 
 def _runner(

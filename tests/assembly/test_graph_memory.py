@@ -14,10 +14,9 @@ from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings, strategies as st
 from sqlalchemy import text
 from tests import sent
-from tests.assembly.helpers import insert_quietly
+from tests.assembly.helpers import insert_quietly, session_agent
 
 from cairn.breadcrumbs.repository import insert_breadcrumb
-from cairn.context.agents import parse_agent
 from cairn.context.graph import load_graph
 from cairn.context.graph_memory import GraphMemory
 from cairn.context.model import EdgeType, Graph
@@ -301,14 +300,7 @@ async def test_an_assembly_asks_for_the_changes_in_its_seed_statement(
     changed since: it rides in the seed statement, and an edge committed since is walked."""
     resources = app.state.resources
     owner, key = resources.default_tenant, uuid.uuid4().hex[:8]
-    definition = {
-        "agent_id": f"along-{key}",
-        "context_trigger": {"any_tags": [f"never:{key}"]},  # only used directly
-        "context_sources": {"session": {"limit": 5}},
-        "context_budget": 2000,
-    }
-    agent = parse_agent(uuid.uuid4(), owner, definition)
-    assert agent is not None
+    agent = session_agent(app, f"along-{key}", key)
     trigger = await insert_quietly(app, "trigger", tags=[f"session:{key}"])
     linked = await insert_quietly(app, f"linked {key}", tags=[f"elsewhere:{key}"])
     builder = resources.contexts

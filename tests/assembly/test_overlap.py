@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
-from tests.assembly.helpers import insert_quietly
+from tests.assembly.helpers import insert_quietly, session_agent
 
 from cairn.context import assemble as assemble_module, graph as graph_module
-from cairn.context.agents import parse_agent
 from cairn.context.graph import load_graph
 from cairn.context.graph_memory import GraphMemory
 from cairn.context.model import EdgeType
@@ -53,16 +52,8 @@ async def test_the_records_statement_is_waited_for_when_the_edges_fail(
 async def test_the_blocks_statement_is_waited_for_when_the_search_fails(
     app: FastAPI, monkeypatch: Any
 ) -> None:
-    resources = app.state.resources
-    owner, key = resources.default_tenant, uuid.uuid4().hex[:8]
-    definition = {
-        "agent_id": f"overlap-{key}",
-        "context_trigger": {"any_tags": [f"never:{key}"]},  # only used directly
-        "context_sources": {"session": {"limit": 5}},
-        "context_budget": 2000,
-    }
-    agent = parse_agent(uuid.uuid4(), owner, definition)
-    assert agent is not None
+    resources, key = app.state.resources, uuid.uuid4().hex[:8]
+    agent = session_agent(app, f"overlap-{key}", key)
     await insert_quietly(app, f"earlier {key}", tags=[f"session:{key}"])
     trigger = await insert_quietly(app, f"trigger {key}", tags=[f"session:{key}"])
     builder = resources.contexts
