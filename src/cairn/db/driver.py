@@ -13,6 +13,9 @@ Why by hand: SQLAlchemy has no lighter result mode for ``text()`` queries, and a
 records already read by column name as the callers expect. The statement is compiled once,
 by SQLAlchemy's own asyncpg dialect (``$n`` placeholders in its parameter order). Errors
 are asyncpg's own; ``cairn.db.errors`` tells an outage among them as among SQLAlchemy's.
+
+:func:`while_answered` lets an assembly do the Python that does not need a statement's
+answer while PostgreSQL works on it, instead of the two taking turns.
 """
 
 from __future__ import annotations
