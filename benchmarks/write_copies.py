@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import sys
 import time
@@ -37,6 +36,7 @@ import asyncpg
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
+from proc_cpu import scheduled_s  # noqa: E402
 
 _KEEP = " AND $2::text IS NOT NULL AND $3::text IS NOT NULL AND $4::text IS NOT NULL"
 _CONCAT = (
@@ -121,10 +121,11 @@ _COPIES = (
     " INSERT INTO w_event (c) SELECT c FROM w_packed WHERE id = $1"
 )
 _WAL_AT = "SELECT CAST(pg_current_wal_insert_lsn() - CAST('0/0' AS pg_lsn) AS bigint)"
+# Each shape's statements, with whether each takes the context ($2) besides the id ($1).
 SHAPES = {
-    "as written": [_ONE.format(table="w_record", history="w_history")],
-    "copied": [_UPSERT.format(table="w_packed") + " RETURNING id, v", _COPIES],
-    "uncompressed": [_ONE.format(table="w_record", history="w_history_ext")],
+    "as written": [(_ONE.format(table="w_record", history="w_history"), True)],
+    "copied": [(_UPSERT.format(table="w_packed") + " RETURNING id, v", True), (_COPIES, False)],
+    "uncompressed": [(_ONE.format(table="w_record", history="w_history_ext"), True)],
 }
 
 
@@ -151,13 +152,13 @@ async def shapes(dsn: str, reps: int) -> None:
             order = list(SHAPES) if (rep + n) % 2 == 0 else list(reversed(SHAPES))
             for name in order:
                 before = await c.fetchval(_WAL_AT)
-                used, started = _cpu_s(pid), time.perf_counter()
+                used, started = scheduled_s(pid), time.perf_counter()
                 async with c.transaction():
-                    for statement in SHAPES[name]:  # the copies take the id alone
-                        args = (keys[name][n], context) if "$2" in statement else (keys[name][n],)
-                        await c.fetch(statement, *args)
+                    for statement, with_context in SHAPES[name]:
+                        key = keys[name][n]
+                        await c.fetch(statement, *((key, context) if with_context else (key,)))
                 wall[name].append((time.perf_counter() - started) * 1000)
-                cpu[name] += _cpu_s(pid) - used
+                cpu[name] += scheduled_s(pid) - used
                 after = await c.fetchval(_WAL_AT)
                 wal[name].append(int(after - before))
     writes = reps * len(texts)
@@ -168,12 +169,6 @@ async def shapes(dsn: str, reps: int) -> None:
         ms, cpu_ms = statistics.median(wall[name]), cpu[name] * 1000 / writes
         print(f"| {name} | {ms:.3f} | {cpu_ms:.2f} | {statistics.median(wal[name]) / 1024:.1f} |")
     await c.close()
-
-
-def _cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:

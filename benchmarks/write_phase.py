@@ -25,6 +25,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from proc_cpu import scheduled_s
 from sqlalchemy import text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,11 +38,6 @@ WARMUP = 10
 # since (by this database alone: the benchmark's own server).
 _PROBE = text("SELECT pg_backend_pid(), pg_current_wal_insert_lsn()")
 _WAL_SINCE = text("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), CAST(:lsn AS pg_lsn))")
-
-
-def _cpu_s(pid: int) -> float:
-    """A process's time on a CPU (the scheduler's count, in ns: /proc/PID/schedstat)."""
-    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 async def _writes(database_url: str, events: list[dict[str, Any]]) -> list[Any]:
@@ -85,7 +81,7 @@ async def _writes(database_url: str, events: list[dict[str, Any]]) -> list[Any]:
                     session_tag=assembly.session_tag, trigger_id=found.record.id,
                     timings_ms=timer.as_dict(),
                 )  # fmt: skip
-                cpu, server = time.process_time(), _cpu_s(backend)
+                cpu, server = time.process_time(), scheduled_s(backend)
                 started = time.perf_counter()
                 if hasattr(log, "written_with"):
                     rider = log.written_with(entry, started)
@@ -95,7 +91,7 @@ async def _writes(database_url: str, events: list[dict[str, Any]]) -> list[Any]:
                     await log.record_assembly(session, entry)
                 written = time.perf_counter()
             committed = time.perf_counter()
-            cpu, server = time.process_time() - cpu, _cpu_s(backend) - server
+            cpu, server = time.process_time() - cpu, scheduled_s(backend) - server
             async with sessions() as session:
                 wal = (await session.execute(_WAL_SINCE, {"lsn": wal})).scalar_one()
             if n >= WARMUP:
